@@ -1,0 +1,143 @@
+// Sign and verify attestations: JWS flattened JSON serialisation (RFC 7515 §7.2.2) over a JCS statement.
+
+import { sign as signEd25519 } from 'node:crypto';
+import { flattenedVerify, importJWK, type CryptoKey, type FlattenedJWS } from 'jose';
+import { ToolsealError } from '../errors.ts';
+import { canonicalizeToBytes, computeSha256Hex, type Sha256Digest, type JsonValue } from '../pipeline/index.ts';
+import { SIGNING_ALG, type Jwks, type JwksKey, type SigningKey } from './keys.ts';
+import {
+  ATTESTATION_JWS_TYPE,
+  IN_TOTO_STATEMENT_TYPE,
+  TOOLSEAL_PREDICATE_TYPE,
+  formatSubjectName,
+  type PublishStatement,
+} from './statement.ts';
+
+
+const utf8Decoder = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Sign `statement` (serialised with JCS) and return the exact attestation bytes to store and serve:
+ * a flattened JWS (RFC 7515 §7.2.2) itself serialised with JCS. Synchronous (node:crypto Ed25519),
+ * so a publish can sign inside its database transaction.
+ */
+export function signStatement(statement: PublishStatement, key: SigningKey): Uint8Array {
+  const payload = Buffer.from(canonicalizeToBytes(statement as unknown as JsonValue)).toString('base64url');
+  const header = { alg: SIGNING_ALG, kid: key.kid, typ: ATTESTATION_JWS_TYPE };
+  const protectedHeader = Buffer.from(JSON.stringify(header)).toString('base64url');
+  // RFC 7515 §5.1: the signing input is ASCII(BASE64URL(header) || '.' || BASE64URL(payload)).
+  const signature = signEd25519(null, Buffer.from(`${protectedHeader}.${payload}`, 'ascii'), key.privateKey).toString('base64url');
+  return canonicalizeToBytes({ payload, protected: protectedHeader, signature });
+}
+
+export interface AttestationExpectation {
+  /** `name@version` the caller asked for. */
+  name?: string;
+  version?: string;
+  /** Digest of the bytes the caller holds (recomputed by the caller, never taken from the server). */
+  digest?: Sha256Digest;
+}
+
+export interface VerifiedAttestation {
+  kid: string;
+  statement: PublishStatement;
+  digest: Sha256Digest;
+  subjectName: string;
+  storedAt: Date;
+}
+
+/**
+ * Verify attestation bytes against a JWKS: the key by `kid`, the Ed25519 signature, the statement's
+ * shape, the key's validity at the time the registry stored the manifest, and the expected subject.
+ */
+export async function verifyAttestation(
+  attestation: Uint8Array | string,
+  jwks: Jwks,
+  expected: AttestationExpectation = {},
+): Promise<VerifiedAttestation> {
+  let jws: FlattenedJWS;
+  try {
+    jws = JSON.parse(typeof attestation === 'string' ? attestation : utf8Decoder.decode(attestation)) as FlattenedJWS;
+  } catch (cause) {
+    throw new ToolsealError('SIGNATURE_INVALID', 'attestation is not JSON', { cause });
+  }
+  if (typeof jws !== 'object' || jws === null || typeof jws.protected !== 'string' || typeof jws.payload !== 'string' || typeof jws.signature !== 'string') {
+    throw new ToolsealError('SIGNATURE_INVALID', 'attestation is not a flattened JWS');
+  }
+  let header: { alg?: unknown; kid?: unknown; typ?: unknown; crit?: unknown };
+  try {
+    header = JSON.parse(Buffer.from(jws.protected, 'base64url').toString('utf8')) as typeof header;
+  } catch (cause) {
+    throw new ToolsealError('SIGNATURE_INVALID', 'attestation protected header is not JSON', { cause });
+  }
+  if (header.alg !== SIGNING_ALG || header.typ !== ATTESTATION_JWS_TYPE || header.crit !== undefined || typeof header.kid !== 'string') {
+    throw new ToolsealError('SIGNATURE_INVALID', `attestation header must be {alg: ${SIGNING_ALG}, typ: ${ATTESTATION_JWS_TYPE}, kid} without crit`);
+  }
+  const kid = header.kid;
+  const jwk = jwks.keys.find((key) => key.kid === kid);
+  if (!jwk) throw new ToolsealError('UNKNOWN_KEY', `no public key with kid ${kid}`);
+  const publicKey = await importPublicKey(jwk);
+  let payload: Uint8Array;
+  try {
+    ({ payload } = await flattenedVerify(jws, publicKey, { algorithms: [SIGNING_ALG] }));
+  } catch (cause) {
+    throw new ToolsealError('SIGNATURE_INVALID', 'attestation signature does not verify', { cause });
+  }
+  const statement = parseStatement(payload);
+  const subject = statement.subject[0];
+  const digest: Sha256Digest = `sha256:${subject.digest.sha256}`;
+  const storedAt = new Date(statement.predicate.storedAt);
+  const storedAtSeconds = Math.floor(storedAt.getTime() / 1000);
+  if (Number.isNaN(storedAtSeconds) || storedAtSeconds < jwk.nbf || (jwk.exp !== undefined && storedAtSeconds >= jwk.exp)) {
+    throw new ToolsealError('KEY_NOT_VALID', `key ${kid} was not the registry's signing key at ${statement.predicate.storedAt}`);
+  }
+  if (expected.name !== undefined || expected.version !== undefined) {
+    const want = formatSubjectName(expected.name ?? '', expected.version ?? '');
+    if (subject.name !== want) throw new ToolsealError('SUBJECT_MISMATCH', `attestation is for ${subject.name}, not ${want}`);
+  }
+  if (expected.digest !== undefined && expected.digest !== digest) {
+    throw new ToolsealError('DIGEST_MISMATCH', `bytes have digest ${expected.digest} but the attestation covers ${digest}`);
+  }
+  return { kid, statement, digest, subjectName: subject.name, storedAt };
+}
+
+const importedKeys = new Map<string, CryptoKey>();
+
+async function importPublicKey(jwk: JwksKey): Promise<CryptoKey> {
+  const cacheKey = `${jwk.kid}:${jwk.x}`;
+  let key = importedKeys.get(cacheKey);
+  if (!key) {
+    key = (await importJWK({ kty: jwk.kty, crv: jwk.crv, x: jwk.x }, SIGNING_ALG)) as CryptoKey;
+    if (importedKeys.size > 1000) importedKeys.clear();
+    importedKeys.set(cacheKey, key);
+  }
+  return key;
+}
+
+function parseStatement(payload: Uint8Array): PublishStatement {
+  let statement: PublishStatement;
+  try {
+    statement = JSON.parse(utf8Decoder.decode(payload)) as PublishStatement;
+  } catch (cause) {
+    throw new ToolsealError('SIGNATURE_INVALID', 'attestation payload is not JSON', { cause });
+  }
+  const subject = Array.isArray(statement?.subject) ? statement.subject[0] : undefined;
+  if (
+    statement?._type !== IN_TOTO_STATEMENT_TYPE ||
+    statement.predicateType !== TOOLSEAL_PREDICATE_TYPE ||
+    statement.subject.length !== 1 ||
+    typeof subject?.name !== 'string' ||
+    typeof subject.digest?.sha256 !== 'string' ||
+    !/^[0-9a-f]{64}$/.test(subject.digest.sha256) ||
+    typeof statement.predicate?.storedAt !== 'string'
+  ) {
+    throw new ToolsealError('SIGNATURE_INVALID', 'attestation payload is not a toolseal publish statement');
+  }
+  return statement;
+}
+
+/** Digest of bytes as `sha256:<hex>` — for callers checking bytes against a verified attestation. */
+export function digestOf(bytes: Uint8Array): Sha256Digest {
+  return `sha256:${computeSha256Hex(bytes)}`;
+}
+

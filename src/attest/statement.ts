@@ -1,0 +1,49 @@
+// The in-toto Statement v1 a publish attestation signs (in-toto attestation spec, Statement layer v1).
+
+import type { Sha256Digest } from '../pipeline/index.ts';
+
+export const IN_TOTO_STATEMENT_TYPE = 'https://in-toto.io/Statement/v1';
+/** Versioned: a change to the predicate's meaning is a new URI. */
+export const TOOLSEAL_PREDICATE_TYPE = 'https://toolseal.dev/attestation/publish/v1';
+/** JWS `typ` (RFC 7515 §4.1.9) of our attestations. */
+export const ATTESTATION_JWS_TYPE = 'application/vnd.toolseal.attestation.v1+jws';
+
+export interface PublishPredicate {
+  /** Origin of the registry that stored and signed (e.g. `http://127.0.0.1:8787`). */
+  registry: string;
+  /** The publisher's namespace. */
+  publisher: string;
+  /** When the registry stored the bytes (RFC 3339, UTC, milliseconds). Keys are judged by this time. */
+  storedAt: string;
+  /** The pipeline policy version that produced the canonical bytes. */
+  policy: string;
+  /** Canonical size in bytes. */
+  size: number;
+  /** Digest of the previous version of the same manifest name, or null for the first. */
+  previousDigest: Sha256Digest | null;
+}
+
+export interface PublishStatement {
+  _type: typeof IN_TOTO_STATEMENT_TYPE;
+  subject: [{ name: string; digest: { sha256: string } }];
+  predicateType: typeof TOOLSEAL_PREDICATE_TYPE;
+  predicate: PublishPredicate;
+}
+
+export function formatSubjectName(name: string, version: string): string {
+  return `${name}@${version}`;
+}
+
+export function buildPublishStatement(input: {
+  name: string;
+  version: string;
+  digest: Sha256Digest;
+  predicate: PublishPredicate;
+}): PublishStatement {
+  return {
+    _type: IN_TOTO_STATEMENT_TYPE,
+    subject: [{ name: formatSubjectName(input.name, input.version), digest: { sha256: input.digest.slice('sha256:'.length) } }],
+    predicateType: TOOLSEAL_PREDICATE_TYPE,
+    predicate: input.predicate,
+  };
+}

@@ -1,0 +1,48 @@
+// Byte helpers shared by the log modules: strict RFC 4648 §4 base64, byte equality, hex, strict UTF-8.
+
+const BASE64_PATTERN = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/** RFC 4648 §4 standard base64 with padding. */
+export function encodeBase64(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
+}
+
+/**
+ * Decode RFC 4648 §4 base64 strictly: padding required, no whitespace, no stray characters,
+ * and canonical (the unused low bits of the last symbol must be zero, RFC 4648 §3.5).
+ * Returns undefined for anything else; Buffer.from(text, 'base64') alone silently skips garbage.
+ */
+export function decodeBase64Strict(text: string): Uint8Array | undefined {
+  if (!BASE64_PATTERN.test(text)) return undefined;
+  const decoded = Buffer.from(text, 'base64');
+  if (decoded.toString('base64') !== text) return undefined;
+  return new Uint8Array(decoded.buffer, decoded.byteOffset, decoded.byteLength);
+}
+
+export function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.byteLength !== b.byteLength) return false;
+  for (let i = 0; i < a.byteLength; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+export function encodeHex(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** Decode UTF-8 with fatal errors; a BOM is kept as U+FEFF so the text maps back to the same bytes. */
+export function decodeUtf8Strict(bytes: Uint8Array): string | undefined {
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** True when the string has a lone surrogate and so has no UTF-8 encoding. */
+export function hasLoneSurrogate(text: string): boolean {
+  return LONE_SURROGATE.test(text);
+}

@@ -1,0 +1,64 @@
+// Public face of the transparency log: pure RFC 6962/9162 Merkle math and C2SP formats; no store, no HTTP, no database.
+
+export {
+  HASH_SIZE,
+  computeNodesForAppend,
+  computeRootHash,
+  computeSubtreeHash,
+  createMemoryNodeStore,
+  generateConsistencyProof,
+  generateInclusionProof,
+  hashChildren,
+  hashEmpty,
+  hashLeaf,
+  isConsistencyProofValid,
+  isInclusionProofValid,
+  verifyConsistencyProof,
+  verifyInclusionProof,
+} from './merkle.ts';
+export type { MemoryNodeStore, MerkleNode, NodeReader } from './merkle.ts';
+
+export {
+  ED25519_SIGNATURE_TYPE,
+  computeKeyId,
+  exportEd25519PublicKey,
+  formatVerifierString,
+  isValidKeyName,
+  parseNote,
+  parseVerifierString,
+  signNote,
+  verifyNote,
+} from './note.ts';
+export type { NoteSignature, NoteSigner, NoteVerifier, ParsedNote, VerifiedNote } from './note.ts';
+
+export {
+  assertCheckpointConsistent,
+  formatCheckpoint,
+  parseCheckpoint,
+  signCheckpoint,
+  verifyCheckpoint,
+} from './checkpoint.ts';
+export type { Checkpoint, TreeHead } from './checkpoint.ts';
+
+export {
+  MAX_ENTRY_SIZE,
+  MAX_TILE_LEVEL,
+  TILE_HEIGHT,
+  TILE_WIDTH,
+  computeEntryBundleWidth,
+  computeTileWidth,
+  formatEntryBundle,
+  formatEntryBundlePath,
+  formatTileIndex,
+  formatTilePath,
+  isTileFull,
+  listPartialTiles,
+  parseEntryBundle,
+  parseTilePath,
+  readTile,
+  splitTileHashes,
+} from './tiles.ts';
+export type { TilePath, TileRef } from './tiles.ts';
+
+export { TLOG_PROOF_HEADER, formatTlogProof, parseTlogProof, verifyTlogProof } from './proof-format.ts';
+export type { TlogProof, VerifiedTlogProof } from './proof-format.ts';

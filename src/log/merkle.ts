@@ -1,0 +1,457 @@
+// RFC 6962 / RFC 9162 §2.1 Merkle tree over a store of perfect-subtree hashes: roots, proofs, verification.
+//
+// Storage model. A log never rewrites a node: once leaves [i*2^L, (i+1)*2^L) exist, the hash of that
+// perfect subtree is fixed forever. The log persists exactly those hashes, addressed (level, index):
+// level 0 holds leaf hashes, node (L, i) covers leaves [i*2^L, (i+1)*2^L). A tree of n leaves has
+// fewer than 2n such nodes, one append adds 1 + (trailing one-bits of the leaf index) of them
+// (amortised 2, worst log2 n + 1), and every other hash (a root for any size, a proof sibling on the
+// right edge) is computed from O(log n) of them.
+//
+// Cost. computeRootHash, generateInclusionProof and generateConsistencyProof each read O(log n)
+// nodes and hash O(log n) times: every sibling on the path is a perfect node (one read) except at
+// most one on the right edge of the tree, which decomposes into at most log2 n perfect nodes. So
+// both proofs cost at most about 2*log2(n) reads — O(log n), not O(log^2 n).
+//
+// Numbers. Indexes and sizes are JavaScript numbers and must be safe integers (< 2^53); the bit
+// arithmetic of RFC 9162 is done with division, never with 32-bit operators.
+//
+// Errors. Verification failures throw ToolsealError('PROOF_INVALID'); invalid arguments to a
+// generator throw 'BAD_REQUEST'; a node missing from a store is 'INTERNAL'.
+
+import { createHash } from 'node:crypto';
+import { ToolsealError } from '../errors.ts';
+import { equalBytes } from './encoding.ts';
+
+/** SHA-256 output length: every node hash, root hash and proof element has this many bytes. */
+export const HASH_SIZE = 32;
+
+const LEAF_PREFIX = new Uint8Array([0x00]);
+const NODE_PREFIX = new Uint8Array([0x01]);
+
+/** Synchronous access to stored perfect-subtree hashes (the SQLite store is synchronous too). */
+export interface NodeReader {
+  /** The hash of node (level, index); throws when the node does not exist (yet). */
+  readNode(level: number, index: number): Uint8Array;
+}
+
+/** One perfect-subtree hash to persist. */
+export interface MerkleNode {
+  level: number;
+  index: number;
+  hash: Uint8Array;
+}
+
+/** An in-memory NodeReader that can grow: for tests, benchmarks and hosts that mirror a log. */
+export interface MemoryNodeStore extends NodeReader {
+  /** Number of leaves appended so far. */
+  readonly size: number;
+  /** Append one leaf hash (already hashed with hashLeaf); returns the leaf's index. */
+  append(leafHash: Uint8Array): number;
+}
+
+function digest(...parts: Uint8Array[]): Uint8Array {
+  const hasher = createHash('sha256');
+  for (const part of parts) hasher.update(part);
+  const out = hasher.digest();
+  return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+}
+
+/** RFC 6962 §2.1: MTH({d(0)}) = SHA-256(0x00 || d(0)). */
+export function hashLeaf(data: Uint8Array): Uint8Array {
+  return digest(LEAF_PREFIX, data);
+}
+
+/** RFC 6962 §2.1: an interior node is SHA-256(0x01 || left || right). */
+export function hashChildren(left: Uint8Array, right: Uint8Array): Uint8Array {
+  return digest(NODE_PREFIX, left, right);
+}
+
+/** RFC 6962 §2.1: the hash of an empty tree is SHA-256 of the empty string. */
+export function hashEmpty(): Uint8Array {
+  return digest();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Arithmetic on safe integers (no 32-bit bitwise operators: sizes may exceed 2^32).
+
+function isOdd(value: number): boolean {
+  return value % 2 === 1;
+}
+
+function halve(value: number): number {
+  return Math.floor(value / 2);
+}
+
+function isPowerOfTwo(value: number): boolean {
+  if (value < 1) return false;
+  let v = value;
+  while (v % 2 === 0) v /= 2;
+  return v === 1;
+}
+
+/** RFC 9162 §2.1.1: k, the largest power of two smaller than n (n > 1). */
+function largestPowerOfTwoBelow(n: number): number {
+  let k = 1;
+  while (k * 2 < n) k *= 2;
+  return k;
+}
+
+function log2OfPowerOfTwo(value: number): number {
+  let level = 0;
+  let v = value;
+  while (v > 1) {
+    v /= 2;
+    level++;
+  }
+  return level;
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+}
+
+function requireCount(what: string, value: number): void {
+  if (!isCount(value)) throw new ToolsealError('BAD_REQUEST', `${what} must be a non-negative safe integer, got ${String(value)}`);
+}
+
+function requireHash(what: string, hash: Uint8Array): void {
+  if (!(hash instanceof Uint8Array) || hash.byteLength !== HASH_SIZE) {
+    throw new ToolsealError('BAD_REQUEST', `${what} must be ${HASH_SIZE} bytes`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Building the node store.
+
+/**
+ * The perfect-subtree nodes that appending leaf number `treeSize` creates: the leaf itself at
+ * (0, treeSize), then one parent for each level at which the new node is a right child.
+ * Amortised O(1) reads and hashes, worst case log2(n). The reader must already hold every node
+ * of the tree of size `treeSize` (a SQLite transaction sees its own earlier writes).
+ */
+export function computeNodesForAppend(reader: NodeReader, treeSize: number, leafHash: Uint8Array): MerkleNode[] {
+  requireCount('treeSize', treeSize);
+  requireHash('leafHash', leafHash);
+  const nodes: MerkleNode[] = [{ level: 0, index: treeSize, hash: leafHash }];
+  let level = 0;
+  let index = treeSize;
+  let hash = leafHash;
+  while (isOdd(index)) {
+    hash = hashChildren(reader.readNode(level, index - 1), hash);
+    level++;
+    index = (index - 1) / 2;
+    nodes.push({ level, index, hash });
+  }
+  return nodes;
+}
+
+/**
+ * RFC 9162 §2.1.1 MTH(D[start:end]) from stored perfect subtrees. For a range that starts at a
+ * multiple of the largest power of two not above its length (every range a root or proof needs,
+ * including any right edge D[k:n]), this reads at most log2(n)+1 nodes. Other ranges are allowed and
+ * correct, but may fall back to reading leaf hashes (up to end - start reads).
+ */
+export function computeSubtreeHash(reader: NodeReader, start: number, end: number): Uint8Array {
+  requireCount('start', start);
+  requireCount('end', end);
+  if (end <= start) throw new ToolsealError('BAD_REQUEST', `subtree range [${start}, ${end}) is empty`);
+  return subtreeHash(reader, start, end);
+}
+
+function subtreeHash(reader: NodeReader, start: number, end: number): Uint8Array {
+  const n = end - start;
+  if (isPowerOfTwo(n) && start % n === 0) return reader.readNode(log2OfPowerOfTwo(n), start / n);
+  const k = largestPowerOfTwoBelow(n);
+  return hashChildren(subtreeHash(reader, start, start + k), subtreeHash(reader, start + k, end));
+}
+
+/** RFC 9162 §2.1.1 MTH(D[0:treeSize]) for any size, from at most log2(n)+1 perfect nodes. */
+export function computeRootHash(reader: NodeReader, treeSize: number): Uint8Array {
+  requireCount('treeSize', treeSize);
+  return treeSize === 0 ? hashEmpty() : subtreeHash(reader, 0, treeSize);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Generating proofs.
+
+/**
+ * RFC 9162 §2.1.3.1 PATH(m, D[n]): the inclusion proof for leaf `index` in the tree of size
+ * `treeSize`, ordered from the leaf's sibling up to the root's child. O(log n) node reads.
+ */
+export function generateInclusionProof(reader: NodeReader, index: number, treeSize: number): Uint8Array[] {
+  requireCount('index', index);
+  requireCount('treeSize', treeSize);
+  if (index >= treeSize) {
+    throw new ToolsealError('BAD_REQUEST', `leaf index ${index} is not in a tree of size ${treeSize}`);
+  }
+  const topDown: Uint8Array[] = [];
+  let start = 0;
+  let n = treeSize;
+  let m = index;
+  while (n > 1) {
+    const k = largestPowerOfTwoBelow(n);
+    if (m < k) {
+      // PATH(m, D[0:k]) : MTH(D[k:n])
+      topDown.push(subtreeHash(reader, start + k, start + n));
+      n = k;
+    } else {
+      // PATH(m - k, D[k:n]) : MTH(D[0:k])
+      topDown.push(subtreeHash(reader, start, start + k));
+      start += k;
+      m -= k;
+      n -= k;
+    }
+  }
+  return topDown.reverse();
+}
+
+/**
+ * RFC 9162 §2.1.4.1 PROOF(m, D[n]): the consistency proof from the tree of size `fromSize` to the
+ * tree of size `toSize`. O(log n) node reads. The RFC defines it only for 0 < m < n; for m = 0 and
+ * m = n the proof is empty (there is nothing to prove; see verifyConsistencyProof for how those are
+ * checked).
+ */
+export function generateConsistencyProof(reader: NodeReader, fromSize: number, toSize: number): Uint8Array[] {
+  requireCount('fromSize', fromSize);
+  requireCount('toSize', toSize);
+  if (fromSize > toSize) {
+    throw new ToolsealError('BAD_REQUEST', `no consistency proof from size ${fromSize} to the smaller size ${toSize}`);
+  }
+  if (fromSize === 0 || fromSize === toSize) return [];
+  const topDown: Uint8Array[] = [];
+  let start = 0;
+  let n = toSize;
+  let m = fromSize;
+  let wholeOldTree = true; // the RFC's flag b: is D[start:start+m] the entire old tree?
+  while (m !== n) {
+    const k = largestPowerOfTwoBelow(n);
+    if (m <= k) {
+      // SUBPROOF(m, D[0:k], b) : MTH(D[k:n])
+      topDown.push(subtreeHash(reader, start + k, start + n));
+      n = k;
+    } else {
+      // SUBPROOF(m - k, D[k:n], false) : MTH(D[0:k])
+      topDown.push(subtreeHash(reader, start, start + k));
+      start += k;
+      m -= k;
+      n -= k;
+      wholeOldTree = false;
+    }
+  }
+  // SUBPROOF(m, D[m], true) = {} ; SUBPROOF(m, D[m], false) = {MTH(D[m])}
+  const head = wholeOldTree ? [] : [subtreeHash(reader, start, start + m)];
+  return head.concat(topDown.reverse());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Verifying proofs (what hosts and auditors run; no store needed).
+
+function fail(message: string): never {
+  throw new ToolsealError('PROOF_INVALID', message);
+}
+
+function requireProofHashes(proof: readonly Uint8Array[]): void {
+  if (!Array.isArray(proof)) fail('proof must be a list of hashes');
+  proof.forEach((element, i) => {
+    if (!(element instanceof Uint8Array) || element.byteLength !== HASH_SIZE) {
+      fail(`proof element ${i} is not a ${HASH_SIZE}-byte hash`);
+    }
+  });
+}
+
+/**
+ * RFC 9162 §2.1.3.2: verify that `leafHash` is leaf `index` of the tree of size `treeSize` whose
+ * root is `rootHash`. Throws ToolsealError('PROOF_INVALID') on any failure: index >= size, sizes
+ * that are not safe integers, hashes of the wrong length, a proof of the wrong length, a wrong root.
+ */
+export function verifyInclusionProof(
+  leafHash: Uint8Array,
+  index: number,
+  treeSize: number,
+  proof: readonly Uint8Array[],
+  rootHash: Uint8Array,
+): void {
+  if (!isCount(index) || !isCount(treeSize)) fail('index and tree size must be non-negative safe integers');
+  // Step 1: leaf_index < tree_size.
+  if (index >= treeSize) fail(`leaf index ${index} is not in a tree of size ${treeSize}`);
+  if (!(leafHash instanceof Uint8Array) || leafHash.byteLength !== HASH_SIZE) fail(`leaf hash is not ${HASH_SIZE} bytes`);
+  if (!(rootHash instanceof Uint8Array) || rootHash.byteLength !== HASH_SIZE) fail(`root hash is not ${HASH_SIZE} bytes`);
+  requireProofHashes(proof);
+  // Steps 2-4.
+  let fn = index;
+  let sn = treeSize - 1;
+  let r = leafHash;
+  for (const p of proof) {
+    if (sn === 0) fail('inclusion proof is too long');
+    if (isOdd(fn) || fn === sn) {
+      r = hashChildren(p, r);
+      if (!isOdd(fn)) {
+        while (!isOdd(fn) && fn !== 0) {
+          fn = halve(fn);
+          sn = halve(sn);
+        }
+      }
+    } else {
+      r = hashChildren(r, p);
+    }
+    fn = halve(fn);
+    sn = halve(sn);
+  }
+  // Step 5.
+  if (sn !== 0) fail('inclusion proof is too short');
+  if (!equalBytes(r, rootHash)) fail('inclusion proof does not lead to the root hash');
+}
+
+/**
+ * RFC 9162 §2.1.4.2: verify that the tree of size `toSize` (root `toRoot`) extends the tree of
+ * size `fromSize` (root `fromRoot`). Throws ToolsealError('PROOF_INVALID') on any failure.
+ *
+ * Edge cases, as the transparency-dev/merkle test vectors pin them:
+ *  - fromSize > toSize fails;
+ *  - fromSize = 0 always fails (a consistency check from the empty tree proves nothing; a caller
+ *    that starts from an empty log should skip the check, as assertCheckpointConsistent does);
+ *  - fromSize = toSize > 0 passes only with an empty proof and byte-identical roots;
+ *  - otherwise (0 < m < n, the RFC's domain) the proof must be non-empty and 32-byte hashes.
+ */
+export function verifyConsistencyProof(
+  fromSize: number,
+  toSize: number,
+  fromRoot: Uint8Array,
+  toRoot: Uint8Array,
+  proof: readonly Uint8Array[],
+): void {
+  if (!isCount(fromSize) || !isCount(toSize)) fail('tree sizes must be non-negative safe integers');
+  if (!(fromRoot instanceof Uint8Array) || !(toRoot instanceof Uint8Array)) fail('roots must be byte arrays');
+  if (!Array.isArray(proof)) fail('proof must be a list of hashes');
+  if (fromSize > toSize) fail(`tree size went backwards from ${fromSize} to ${toSize}`);
+  if (fromSize === 0) fail('a consistency proof from the empty tree proves nothing');
+  if (fromSize === toSize) {
+    if (proof.length !== 0) fail('trees of equal size need an empty consistency proof');
+    if (!equalBytes(fromRoot, toRoot)) fail(`two different roots for tree size ${fromSize}`);
+    return;
+  }
+  // Step 1.
+  if (proof.length === 0) fail('consistency proof is empty');
+  if (fromRoot.byteLength !== HASH_SIZE || toRoot.byteLength !== HASH_SIZE) fail(`root hashes must be ${HASH_SIZE} bytes`);
+  requireProofHashes(proof);
+  // Step 2: if first is an exact power of 2, prepend first_hash.
+  const path = isPowerOfTwo(fromSize) ? [fromRoot, ...proof] : [...proof];
+  // Steps 3-4.
+  let fn = fromSize - 1;
+  let sn = toSize - 1;
+  while (isOdd(fn)) {
+    fn = halve(fn);
+    sn = halve(sn);
+  }
+  // Step 5.
+  const [first, ...rest] = path as [Uint8Array, ...Uint8Array[]];
+  let fr = first;
+  let sr = first;
+  // Step 6.
+  for (const c of rest) {
+    if (sn === 0) fail('consistency proof is too long');
+    if (isOdd(fn) || fn === sn) {
+      fr = hashChildren(c, fr);
+      sr = hashChildren(c, sr);
+      if (!isOdd(fn)) {
+        while (!isOdd(fn) && fn !== 0) {
+          fn = halve(fn);
+          sn = halve(sn);
+        }
+      }
+    } else {
+      sr = hashChildren(sr, c);
+    }
+    fn = halve(fn);
+    sn = halve(sn);
+  }
+  // Step 7.
+  if (sn !== 0) fail('consistency proof is too short');
+  if (!equalBytes(fr, fromRoot)) fail('consistency proof does not lead to the old root');
+  if (!equalBytes(sr, toRoot)) fail('consistency proof does not lead to the new root');
+}
+
+function isProofValid(check: () => void): boolean {
+  try {
+    check();
+    return true;
+  } catch (error) {
+    if (error instanceof ToolsealError && error.code === 'PROOF_INVALID') return false;
+    throw error;
+  }
+}
+
+/** verifyInclusionProof as a boolean. */
+export function isInclusionProofValid(
+  leafHash: Uint8Array,
+  index: number,
+  treeSize: number,
+  proof: readonly Uint8Array[],
+  rootHash: Uint8Array,
+): boolean {
+  return isProofValid(() => verifyInclusionProof(leafHash, index, treeSize, proof, rootHash));
+}
+
+/** verifyConsistencyProof as a boolean. */
+export function isConsistencyProofValid(
+  fromSize: number,
+  toSize: number,
+  fromRoot: Uint8Array,
+  toRoot: Uint8Array,
+  proof: readonly Uint8Array[],
+): boolean {
+  return isProofValid(() => verifyConsistencyProof(fromSize, toSize, fromRoot, toRoot, proof));
+}
+
+// ---------------------------------------------------------------------------------------------
+// In-memory node store.
+
+interface LevelBuffer {
+  bytes: Uint8Array;
+  count: number;
+}
+
+/**
+ * An in-memory store of perfect-subtree hashes: each level is one growable contiguous buffer
+ * (1M leaves take about 64 MB). readNode returns a copy, so callers may mutate what they get.
+ */
+export function createMemoryNodeStore(): MemoryNodeStore {
+  const levels: LevelBuffer[] = [];
+  let size = 0;
+
+  function writeNode(node: MerkleNode): void {
+    let level = levels[node.level];
+    if (level === undefined) {
+      level = { bytes: new Uint8Array(HASH_SIZE * 16), count: 0 };
+      levels[node.level] = level;
+    }
+    if (node.index !== level.count) {
+      throw new ToolsealError('INTERNAL', `node (${node.level}, ${node.index}) written out of order`);
+    }
+    if ((level.count + 1) * HASH_SIZE > level.bytes.byteLength) {
+      const grown = new Uint8Array(level.bytes.byteLength * 2);
+      grown.set(level.bytes);
+      level.bytes = grown;
+    }
+    level.bytes.set(node.hash, level.count * HASH_SIZE);
+    level.count++;
+  }
+
+  const store: MemoryNodeStore = {
+    get size() {
+      return size;
+    },
+    readNode(level: number, index: number): Uint8Array {
+      const buffer = levels[level];
+      if (buffer === undefined || !Number.isSafeInteger(index) || index < 0 || index >= buffer.count) {
+        throw new ToolsealError('INTERNAL', `node (${level}, ${index}) is not in the store`);
+      }
+      return buffer.bytes.slice(index * HASH_SIZE, (index + 1) * HASH_SIZE);
+    },
+    append(leafHash: Uint8Array): number {
+      for (const node of computeNodesForAppend(store, size, leafHash)) writeNode(node);
+      return size++;
+    },
+  };
+  return store;
+}

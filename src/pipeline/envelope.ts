@@ -1,0 +1,216 @@
+// Stage 2: the closed envelope check. A manifest is a closed type (schema/manifest-v1.schema.json), not a bag.
+
+import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
+import schema from '../../schema/manifest-v1.schema.json' with { type: 'json' };
+import { ToolsealError, escapePointerToken } from '../errors.ts';
+import { isJsonObject, type JsonObject } from './json.ts';
+import type { ParseResult } from './parse.ts';
+
+/** The manifest format v1 as a JSON Schema (draft 2020-12), exactly as shipped in schema/. */
+export const manifestSchemaV1 = schema;
+
+/** `$id` of format v1. */
+export const MANIFEST_SCHEMA_V1_ID = 'https://toolseal.dev/schema/manifest-v1.json';
+
+/** Any JSON Schema: an object schema or a boolean schema. Its content is never constrained by the envelope. */
+export type JsonSchema = JsonObject | boolean;
+
+/** MCP ToolAnnotations: hints only. */
+export interface ToolAnnotations {
+  title?: string;
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
+/** MCP Icon. */
+export interface ToolIcon {
+  src: string;
+  mimeType?: string;
+  sizes?: string[];
+  theme?: 'light' | 'dark';
+}
+
+/** MCP ToolExecution (2025-11-25). */
+export interface ToolExecution {
+  taskSupport?: 'forbidden' | 'optional' | 'required';
+}
+
+/** Hosts the tool contacts: `api.example.com`, `*.example.com`, `host:443`, `[::1]`, or `*` for any host. */
+export interface NetworkCapability {
+  hosts?: string[];
+}
+
+/** Absolute POSIX path patterns the tool reads and writes (`*` within a segment, `**` across segments). */
+export interface FilesystemCapability {
+  read?: string[];
+  write?: string[];
+}
+
+/** Secrets the tool needs, as environment variable names. */
+export interface SecretsCapability {
+  env?: string[];
+}
+
+/** Money the tool moves: ISO 4217 currencies and a per-call ceiling in integer minor units. */
+export interface MoneyCapability {
+  currencies?: string[];
+  /** Integer 0..2^53−1, in the minor unit of the currency of the call. */
+  maxAmountMinorPerCall?: number;
+}
+
+/** A tool's capability declaration: an absent member makes no claim, an empty list declares none. */
+export interface ToolCapabilities {
+  network?: NetworkCapability;
+  filesystem?: FilesystemCapability;
+  secrets?: SecretsCapability;
+  money?: MoneyCapability;
+}
+
+/** An MCP Tool (revisions 2025-06-18 to 2026-07-28) plus its capability declaration. */
+export interface ManifestTool {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: JsonObject & { type: 'object' };
+  outputSchema?: JsonSchema;
+  annotations?: ToolAnnotations;
+  icons?: ToolIcon[];
+  execution?: ToolExecution;
+  _meta?: JsonObject;
+  capabilities?: ToolCapabilities;
+}
+
+/** A manifest that passed the closed envelope check (format v1). */
+export interface Manifest {
+  name: string;
+  version: string;
+  description?: string;
+  tools: ManifestTool[];
+}
+
+// Compiled once at module load. `verbose` only adds the failing schema node to error objects
+// (the success path is unchanged); the node's `description` is the rule we name in messages.
+const ajv = new Ajv2020({ allErrors: false, strict: true, allowUnionTypes: true, verbose: true });
+const validateManifest = ajv.compile(manifestSchemaV1);
+
+/**
+ * Assert that `parsed.value` is a manifest of format v1 and return it, typed (the same object: no copy,
+ * no rewriting). Refuses with RESERVED_KEY (a `_host_meta` key anywhere), UNKNOWN_FIELD (a member outside
+ * the closed shape, pointing at that member) or INVALID_MANIFEST (every other problem, pointing at the first).
+ */
+export function checkEnvelope(parsed: ParseResult): Manifest {
+  if (parsed.reservedKeyPointer !== undefined) {
+    throw new ToolsealError(
+      'RESERVED_KEY',
+      'the key "_host_meta" is reserved for host annotations, which live outside the signed manifest; it may not appear anywhere in a manifest',
+      { pointer: parsed.reservedKeyPointer },
+    );
+  }
+  const value = parsed.value;
+  if (!isJsonObject(value)) {
+    throw new ToolsealError('INVALID_MANIFEST', `a manifest must be a JSON object, not ${describeKind(value)}`, { pointer: '' });
+  }
+  if (validateManifest(value)) return value as unknown as Manifest;
+  throw refusalFor(validateManifest.errors?.[0]);
+}
+
+/** Turn ajv's first error into our own refusal (our words, our pointer; nothing of ajv's text). */
+function refusalFor(error: ErrorObject | undefined): ToolsealError {
+  if (error === undefined) {
+    return new ToolsealError('INVALID_MANIFEST', 'the manifest does not match format v1', { pointer: '' });
+  }
+  const at = error.instancePath;
+  const node: unknown = error.parentSchema;
+  const rule = ruleOf(node);
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'additionalProperties': {
+      const field = String(params['additionalProperty']);
+      const allowed = isJsonObject(node) && isJsonObject(node['properties']) ? Object.keys(node['properties']) : [];
+      return new ToolsealError(
+        'UNKNOWN_FIELD',
+        `unknown field ${quote(field)} in ${where(at)}: it is a closed object whose fields are ${allowed.join(', ')}`,
+        { pointer: `${at}/${escapePointerToken(field)}` },
+      );
+    }
+    case 'required':
+    case 'dependentRequired': {
+      const missing = String(params['missingProperty']);
+      const condition = error.keyword === 'dependentRequired' ? ` (required when ${quote(String(params['property']))} is present)` : '';
+      const memberRule = isJsonObject(node) && isJsonObject(node['properties']) ? ruleOf(node['properties'][missing]) : '';
+      return invalid(`${at}/${escapePointerToken(missing)}`, `missing required field ${quote(missing)} in ${where(at)}${condition}`, memberRule);
+    }
+    case 'type': {
+      const expected = String(params['type']).split(',').map(typeWord).join(' or ');
+      return invalid(at, `${where(at)} must be ${expected}, not ${describeKind(error.data)}`, rule);
+    }
+    case 'const':
+      return invalid(at, `${where(at)} must be ${describeValue(params['allowedValue'])}, not ${describeValue(error.data)}`, rule);
+    case 'enum': {
+      const allowed = Array.isArray(params['allowedValues']) ? params['allowedValues'].map(describeValue).join(', ') : '';
+      return invalid(at, `${where(at)} must be one of ${allowed}, not ${describeValue(error.data)}`, rule);
+    }
+    case 'pattern':
+      return invalid(at, `${where(at)} ${describeValue(error.data)} is not valid`, rule);
+    case 'minItems':
+    case 'maxItems':
+      return invalid(at, `${where(at)} must have ${error.keyword === 'minItems' ? 'at least' : 'at most'} ${String(params['limit'])} item(s)`, rule);
+    case 'minLength':
+    case 'maxLength':
+      return invalid(at, `${where(at)} must be ${error.keyword === 'minLength' ? 'at least' : 'at most'} ${String(params['limit'])} character(s) long`, rule);
+    case 'minimum':
+    case 'maximum':
+      return invalid(at, `${where(at)} must be ${error.keyword === 'minimum' ? 'at least' : 'at most'} ${String(params['limit'])}, not ${describeValue(error.data)}`, rule);
+    case 'uniqueItems':
+      return invalid(at, `${where(at)} lists the same item twice (items ${String(params['i'])} and ${String(params['j'])})`, rule);
+    default:
+      return invalid(at, `${where(at)} does not match format v1`, rule);
+  }
+}
+
+function invalid(pointer: string, problem: string, rule: string): ToolsealError {
+  return new ToolsealError('INVALID_MANIFEST', rule === '' ? problem : `${problem}. ${rule}`, { pointer });
+}
+
+/** The rule a schema node states, from its `description`. */
+function ruleOf(node: unknown): string {
+  return isJsonObject(node) && typeof node['description'] === 'string' ? node['description'] : '';
+}
+
+function where(pointer: string): string {
+  return pointer === '' ? 'the manifest' : pointer;
+}
+
+function quote(text: string): string {
+  return JSON.stringify(text.length > 64 ? `${text.slice(0, 61)}...` : text);
+}
+
+function typeWord(type: string): string {
+  switch (type) {
+    case 'object':
+      return 'an object';
+    case 'array':
+      return 'an array';
+    case 'integer':
+      return 'an integer';
+    default:
+      return `a ${type}`;
+  }
+}
+
+function describeKind(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'number') return Number.isInteger(value) ? `the integer ${value}` : `the number ${value}`;
+  if (typeof value === 'string') return `the string ${quote(value)}`;
+  if (typeof value === 'boolean') return `${value}`;
+  return typeof value === 'object' ? 'an object' : typeof value;
+}
+
+function describeValue(value: unknown): string {
+  if (typeof value === 'string') return quote(value);
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null) return String(value);
+  return describeKind(value);
+}

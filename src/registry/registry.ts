@@ -1,0 +1,361 @@
+// Registry use cases — publish, fetch, yank, list, auditor queries, keys — tying pipeline, attest, log and store. No HTTP here.
+
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { ToolsealError } from '../errors.ts';
+import {
+  PIPELINE_POLICY_VERSION,
+  canonicalizeToBytes,
+  computeSha256Hex,
+  runPipeline,
+  type JsonValue,
+  type PipelineLimits,
+  type RenamedTool,
+  type Sha256Digest,
+} from '../pipeline/index.ts';
+import {
+  buildJwks,
+  buildPublishStatement,
+  generateSigningKey,
+  loadOrCreateLogKey,
+  loadSigningKey,
+  signStatement,
+  type Jwks,
+  type KeyValidity,
+  type PublicJwk,
+  type SigningKey,
+} from '../attest/index.ts';
+import type { CheckpointRecord, PublisherRecord, Store, VersionRecord, VersionStatus } from '../store/index.ts';
+import { pickLatestVersion, compareVersions } from './semver.ts';
+import { TransparencyLog, type InclusionProof } from './transparency-log.ts';
+
+export interface RegistryOptions {
+  store: Store;
+  /** Folder of private keys (attestation keys by kid, and the log key). */
+  keysDir: string;
+  /** Origin recorded in attestations, e.g. `http://127.0.0.1:8787`. */
+  origin: string;
+  /** The log's origin line; defaults to one derived from the log key. */
+  logOrigin?: string;
+  clock?: () => Date;
+  limits?: Partial<PipelineLimits>;
+}
+
+export interface PublishOutcome {
+  created: boolean;
+  record: VersionRecord;
+  size: number;
+  renamedTools: RenamedTool[];
+  inclusion: InclusionProof;
+}
+
+export interface StoredManifest {
+  record: VersionRecord;
+  bytes: Buffer;
+  digest: Sha256Digest;
+}
+
+export interface ManifestListing {
+  name: string;
+  latestVersion: string;
+  digest: string;
+  status: VersionStatus;
+  storedAt: string;
+  publisher: string;
+}
+
+export interface DigestBinding {
+  name: string;
+  version: string;
+  publisher: string;
+  storedAt: string;
+  kid: string;
+  status: VersionStatus;
+  yankReason: string | null;
+  logIndex: number;
+  attestation: Buffer;
+}
+
+const NAMESPACE_PATTERN = /^[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/;
+const TOKEN_PREFIX = 'tsk_';
+
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+/** Open a registry over a store: load (or on first start generate) the signing key and the log key. */
+export function openRegistry(options: RegistryOptions): Registry {
+  return new Registry(options);
+}
+
+export class Registry {
+  readonly store: Store;
+  readonly log: TransparencyLog;
+  readonly origin: string;
+  private readonly keysDir: string;
+  private readonly clock: () => Date;
+  private readonly limits: Partial<PipelineLimits>;
+  private signingKey: SigningKey;
+
+  constructor(options: RegistryOptions) {
+    this.store = options.store;
+    this.keysDir = options.keysDir;
+    this.origin = options.origin;
+    this.clock = options.clock ?? (() => new Date());
+    this.limits = options.limits ?? {};
+    this.log = new TransparencyLog(this.store, loadOrCreateLogKey(this.keysDir), options.logOrigin, this.clock);
+    this.signingKey = this.loadActiveSigningKey() ?? this.generateFirstSigningKey();
+  }
+
+  get activeKid(): string {
+    return this.signingKey.kid;
+  }
+
+  // ── publishers ──────────────────────────────────────────────────────────
+
+  /** Create a publisher owning `namespace`; returns the bearer token, which is never stored (only its hash). */
+  createPublisher(namespace: string): { publisher: PublisherRecord; token: string } {
+    if (!NAMESPACE_PATTERN.test(namespace)) {
+      throw new ToolsealError('BAD_REQUEST', 'namespace must be reverse-DNS in lowercase ASCII, e.g. io.github.acme');
+    }
+    const token = TOKEN_PREFIX + randomBytes(32).toString('base64url');
+    const publisher = this.store.insertPublisher(namespace, hashToken(token), this.clock().toISOString());
+    return { publisher, token };
+  }
+
+  /** Authenticate `Authorization: Bearer <token>`. The stored hash is compared in constant time. */
+  authenticate(authorization: string | undefined): PublisherRecord {
+    const match = /^Bearer ([A-Za-z0-9_\-.~+/]+=*)$/.exec(authorization ?? '');
+    if (!match) throw new ToolsealError('UNAUTHENTICATED', 'a publisher token is required: Authorization: Bearer <token>');
+    const presented = hashToken(match[1]!);
+    const publisher = this.store.findPublisherByTokenHash(presented);
+    if (!publisher || !timingSafeEqual(Buffer.from(publisher.tokenHash, 'hex'), Buffer.from(presented, 'hex'))) {
+      throw new ToolsealError('UNAUTHENTICATED', 'the publisher token is not valid');
+    }
+    return publisher;
+  }
+
+  // ── publish ─────────────────────────────────────────────────────────────
+
+  /**
+   * Run the pipeline over the uploaded bytes, then in one transaction: sign, store bytes and attestation,
+   * append the attestation to the log. Same name@version with the same digest is idempotent; with other
+   * bytes it is VERSION_EXISTS and nothing changes. Answers once a checkpoint includes the new leaf.
+   */
+  async publish(bytes: Uint8Array, publisher: PublisherRecord): Promise<PublishOutcome> {
+    const result = runPipeline(bytes, this.limits);
+    const namespace = result.name.slice(0, result.name.indexOf('/'));
+    if (namespace.toLowerCase() !== publisher.namespace.toLowerCase()) {
+      throw new ToolsealError('FORBIDDEN', `namespace ${namespace} does not belong to this publisher`, { pointer: '/name' });
+    }
+    const { created, record } = this.store.transaction(() => {
+      const existing = this.store.getVersion(result.name, result.version);
+      if (existing) {
+        if (existing.digest === result.digest) return { created: false, record: existing };
+        throw new ToolsealError('VERSION_EXISTS', `${result.name}@${result.version} already exists with digest ${existing.digest}; publish a new version`, {
+          pointer: '/version',
+        });
+      }
+      const key = this.currentSigningKey();
+      const previous = this.store.getLatestStoredVersion(result.name);
+      const storedAt = this.clock().toISOString();
+      const statement = buildPublishStatement({
+        name: result.name,
+        version: result.version,
+        digest: result.digest,
+        predicate: {
+          registry: this.origin,
+          publisher: publisher.namespace,
+          storedAt,
+          policy: PIPELINE_POLICY_VERSION,
+          size: result.size,
+          previousDigest: (previous?.digest as Sha256Digest | undefined) ?? null,
+        },
+      });
+      const attestation = signStatement(statement, key);
+      this.store.insertBlobIfAbsent(result.digest, result.canonicalBytes);
+      const logIndex = this.log.appendLeaf('attestation', attestation);
+      const inserted = this.store.insertVersion({
+        name: result.name,
+        version: result.version,
+        digest: result.digest,
+        publisherId: publisher.id,
+        storedAt,
+        attestation: Buffer.from(attestation),
+        kid: key.kid,
+        logIndex,
+      });
+      return { created: true, record: inserted };
+    });
+    const checkpoint = await this.log.awaitCheckpointIncluding(record.logIndex);
+    return { created, record, size: result.size, renamedTools: result.renamedTools, inclusion: this.log.proveInclusion(record.logIndex, checkpoint) };
+  }
+
+  // ── reads ───────────────────────────────────────────────────────────────
+
+  /** The stored bytes of name@version, re-checked against their digest (INTEGRITY_ERROR otherwise). */
+  getManifest(name: string, version: string): StoredManifest {
+    const record = this.store.getVersion(name, version);
+    if (!record) throw new ToolsealError('NOT_FOUND', `${name}@${version} is not in this registry`);
+    return { record, ...this.readVerifiedBlob(record.digest) };
+  }
+
+  /** Bytes by digest, re-checked. The digest is only ever a lookup key: it is recomputed before sending. */
+  getBlob(digest: string): { bytes: Buffer; digest: Sha256Digest } {
+    return this.readVerifiedBlob(digest);
+  }
+
+  private readVerifiedBlob(digest: string): { bytes: Buffer; digest: Sha256Digest } {
+    const blob = this.store.getBlob(digest);
+    if (!blob) throw new ToolsealError('NOT_FOUND', `no manifest bytes with digest ${digest}`);
+    const actual = `sha256:${computeSha256Hex(blob.bytes)}` as Sha256Digest;
+    if (actual !== digest || blob.digest !== digest || blob.size !== blob.bytes.byteLength) {
+      throw new ToolsealError('INTEGRITY_ERROR', `stored bytes for ${digest} fail their digest; refusing to serve them`);
+    }
+    return { bytes: blob.bytes, digest: actual };
+  }
+
+  getVersionRecord(name: string, version: string): VersionRecord {
+    const record = this.store.getVersion(name, version);
+    if (!record) throw new ToolsealError('NOT_FOUND', `${name}@${version} is not in this registry`);
+    return record;
+  }
+
+  /** The version `latest` resolves to: the highest non-yanked release (semver precedence). */
+  resolveLatest(name: string): string {
+    const versions = this.store.listVersions(name);
+    if (versions.length === 0) throw new ToolsealError('NOT_FOUND', `${name} is not in this registry`);
+    const latest = pickLatestVersion(versions.filter((v) => v.status === 'active').map((v) => v.version));
+    if (latest === undefined) throw new ToolsealError('NOT_FOUND', `every version of ${name} is yanked`);
+    return latest;
+  }
+
+  listVersions(name: string): VersionRecord[] {
+    const versions = this.store.listVersions(name);
+    if (versions.length === 0) throw new ToolsealError('NOT_FOUND', `${name} is not in this registry`);
+    return versions.sort((a, b) => compareVersions(a.version, b.version));
+  }
+
+  /** Manifests in name order, each with its latest non-yanked version (or latest at all when all are yanked). */
+  listManifests(query: string | undefined, afterName: string | undefined, limit: number): { items: ManifestListing[]; nextAfter: string | undefined } {
+    const names = this.store.listManifestNames(query, afterName, limit + 1);
+    const page = names.slice(0, limit);
+    const items = page.map((name) => {
+      const versions = this.store.listVersions(name);
+      const active = versions.filter((v) => v.status === 'active');
+      const pool = active.length > 0 ? active : versions;
+      const latest = pickLatestVersion(pool.map((v) => v.version));
+      const record = pool.find((v) => v.version === latest)!;
+      const publisher = this.store.findPublisherById(record.publisherId);
+      return { name, latestVersion: record.version, digest: record.digest, status: record.status, storedAt: record.storedAt, publisher: publisher?.namespace ?? '' };
+    });
+    return { items, nextAfter: names.length > limit ? page[page.length - 1] : undefined };
+  }
+
+  /** The auditor query: every name@version bound to `digest`. */
+  listBindings(digest: string): DigestBinding[] {
+    return this.store.listVersionsByDigest(digest).map((v) => ({
+      name: v.name,
+      version: v.version,
+      publisher: v.publisher,
+      storedAt: v.storedAt,
+      kid: v.kid,
+      status: v.status,
+      yankReason: v.yankReason,
+      logIndex: v.logIndex,
+      attestation: v.attestation,
+    }));
+  }
+
+  // ── yank ────────────────────────────────────────────────────────────────
+
+  /** Mark name@version yanked (bytes stay fetchable), logging the event. Yanking twice is idempotent. */
+  async yank(publisher: PublisherRecord, name: string, version: string, reason: string): Promise<VersionRecord> {
+    const namespace = name.slice(0, name.indexOf('/'));
+    if (namespace.toLowerCase() !== publisher.namespace.toLowerCase()) {
+      throw new ToolsealError('FORBIDDEN', `namespace ${namespace} does not belong to this publisher`);
+    }
+    if (reason.trim().length === 0 || reason.length > 1000) throw new ToolsealError('BAD_REQUEST', 'a yank needs a reason (1 to 1000 characters)');
+    const record = this.store.transaction(() => {
+      const existing = this.getVersionRecord(name, version);
+      if (existing.status === 'yanked') return existing;
+      const yankedAt = this.clock().toISOString();
+      const leaf = canonicalizeToBytes({ type: 'toolseal.yank/v1', subject: `${name}@${version}`, digest: existing.digest, reason, yankedAt });
+      const yankLogIndex = this.log.appendLeaf('yank', leaf);
+      this.store.markYanked(existing.id, reason, yankedAt, yankLogIndex);
+      return this.getVersionRecord(name, version);
+    });
+    if (record.yankLogIndex !== null) await this.log.awaitCheckpointIncluding(record.yankLogIndex);
+    return record;
+  }
+
+  // ── keys ────────────────────────────────────────────────────────────────
+
+  jwks(): Jwks {
+    return buildJwks(this.keyValidities());
+  }
+
+  keyValidities(): KeyValidity[] {
+    return this.store.listSigningKeys().map((key) => ({
+      kid: key.kid,
+      publicJwk: JSON.parse(key.publicJwk) as PublicJwk,
+      notBefore: key.notBefore,
+      notAfter: key.notAfter,
+    }));
+  }
+
+  /** Make a new key active and retire the current one (kept in the JWKS with its `exp`); logged. */
+  async rotateSigningKey(): Promise<{ retired: string; active: string }> {
+    const fresh = generateSigningKey(this.keysDir);
+    const retired = this.store.transaction(() => {
+      const current = this.store.listSigningKeys().find((key) => key.notAfter === null);
+      const now = this.clock().getTime() / 1000;
+      const notBefore = Math.floor(now);
+      // The old key stays valid through the current second, so nothing it signed just now is orphaned.
+      const notAfter = Math.floor(now) + 1;
+      if (current) this.store.retireSigningKey(current.kid, notAfter);
+      const leaf = canonicalizeToBytes({
+        type: 'toolseal.key/v1',
+        kid: fresh.kid,
+        publicJwk: fresh.publicJwk as unknown as JsonValue,
+        notBefore,
+        retires: current ? { kid: current.kid, notAfter } : null,
+      });
+      const logIndex = this.log.appendLeaf('key', leaf);
+      this.store.insertSigningKey({ kid: fresh.kid, publicJwk: JSON.stringify(fresh.publicJwk), notBefore, notAfter: null, logIndex });
+      return current?.kid ?? '';
+    });
+    this.signingKey = fresh;
+    await this.log.awaitCheckpointIncluding(this.store.getLogSize() - 1);
+    return { retired, active: fresh.kid };
+  }
+
+  latestCheckpoint(): CheckpointRecord | undefined {
+    return this.log.latestCheckpoint();
+  }
+
+  /** The active key, reloaded if another process (e.g. `toolseal keys rotate`) rotated it. */
+  private currentSigningKey(): SigningKey {
+    const active = this.store.listSigningKeys().find((key) => key.notAfter === null);
+    if (!active) throw new ToolsealError('INTERNAL', 'the registry has no active signing key');
+    if (active.kid !== this.signingKey.kid) this.signingKey = loadSigningKey(this.keysDir, active.kid);
+    return this.signingKey;
+  }
+
+  private loadActiveSigningKey(): SigningKey | undefined {
+    const active = this.store.listSigningKeys().find((key) => key.notAfter === null);
+    return active ? loadSigningKey(this.keysDir, active.kid) : undefined;
+  }
+
+  /** First start: a dev signing key is generated, registered and logged. */
+  private generateFirstSigningKey(): SigningKey {
+    const key = generateSigningKey(this.keysDir);
+    this.store.transaction(() => {
+      const notBefore = Math.floor(this.clock().getTime() / 1000);
+      const leaf = canonicalizeToBytes({ type: 'toolseal.key/v1', kid: key.kid, publicJwk: key.publicJwk as unknown as JsonValue, notBefore, retires: null });
+      const logIndex = this.log.appendLeaf('key', leaf);
+      this.store.insertSigningKey({ kid: key.kid, publicJwk: JSON.stringify(key.publicJwk), notBefore, notAfter: null, logIndex });
+    });
+    this.log.signLatestCheckpoint();
+    return key;
+  }
+}

@@ -1,0 +1,155 @@
+// The registry's append-only log: leaves appended inside publish transactions, batched signed checkpoints, proofs.
+//
+// Leaf data (what is hashed with RFC 6962's 0x00 prefix), by kind:
+//   attestation — the exact attestation bytes, as stored and served (a JCS flattened JWS);
+//   yank        — JCS of {"type":"toolseal.yank/v1","subject":"<name>@<version>","digest":"sha256:…","reason":…,"yankedAt":…};
+//   key         — JCS of {"type":"toolseal.key/v1","kid":…,"publicJwk":{…},"notBefore":…,"retires":{"kid":…,"notAfter":…}|null}.
+// Checkpoints are batched: every append schedules one signed checkpoint for the next turn of the event
+// loop; a publish answers once the checkpoint that includes its leaf exists, with an inclusion proof to it.
+
+import { ToolsealError } from '../errors.ts';
+import {
+  computeNodesForAppend,
+  computeRootHash,
+  formatVerifierString,
+  generateConsistencyProof,
+  generateInclusionProof,
+  hashLeaf,
+  parseCheckpoint,
+  signCheckpoint,
+  type NodeReader,
+} from '../log/index.ts';
+import type { SigningKey } from '../attest/index.ts';
+import type { CheckpointRecord, LogEntryKind, Store } from '../store/index.ts';
+
+export interface InclusionProof {
+  index: number;
+  size: number;
+  /** Base64 sibling hashes, leaf to root (RFC 9162 §2.1.3.1). */
+  hashes: string[];
+  /** The signed checkpoint (C2SP signed note) whose root the proof leads to. */
+  checkpoint: string;
+}
+
+export class TransparencyLog {
+  readonly origin: string;
+  readonly verifierString: string;
+  private readonly reader: NodeReader;
+  private pendingCheckpoint: Promise<CheckpointRecord> | undefined;
+
+  constructor(
+    private readonly store: Store,
+    private readonly logKey: SigningKey,
+    origin: string | undefined,
+    private readonly clock: () => Date,
+  ) {
+    // A stable origin per log key unless one is configured (C2SP tlog-checkpoint: the origin names the log).
+    this.origin = origin ?? `toolseal.local/log/${logKey.kid.slice(0, 12)}`;
+    this.verifierString = formatVerifierString(this.origin, logKey.publicKey);
+    this.reader = {
+      readNode: (level, index) => {
+        const hash = store.readLogNode(level, index);
+        if (!hash) throw new ToolsealError('INTEGRITY_ERROR', `log node ${level}/${index} is missing`);
+        return hash;
+      },
+    };
+  }
+
+  /** Append one leaf. Must run inside the caller's store transaction; returns the leaf index. */
+  appendLeaf(kind: LogEntryKind, data: Uint8Array): number {
+    const index = this.store.getLogSize();
+    const leafHash = hashLeaf(data);
+    for (const node of computeNodesForAppend(this.reader, index, leafHash)) {
+      this.store.insertLogNode(node.level, node.index, node.hash);
+    }
+    this.store.insertLogEntry({ index, kind, data: Buffer.from(data), leafHash: Buffer.from(leafHash) });
+    return index;
+  }
+
+  /** Resolve with a signed checkpoint whose tree includes leaf `index`, signing one if needed (batched). */
+  async awaitCheckpointIncluding(index: number): Promise<CheckpointRecord> {
+    const latest = this.store.latestCheckpoint();
+    if (latest && latest.size > index) return latest;
+    this.pendingCheckpoint ??= new Promise<CheckpointRecord>((resolve, reject) => {
+      setImmediate(() => {
+        this.pendingCheckpoint = undefined;
+        try {
+          resolve(this.signLatestCheckpoint());
+        } catch (error) {
+          reject(error);
+        }
+      });
+    });
+    const checkpoint = await this.pendingCheckpoint;
+    return checkpoint.size > index ? checkpoint : this.awaitCheckpointIncluding(index);
+  }
+
+  /**
+   * Sign a checkpoint for the current tree, after proving it consistent with the previous checkpoint
+   * (signCheckpoint refuses otherwise). Returns the previous one when nothing was appended since.
+   */
+  signLatestCheckpoint(): CheckpointRecord {
+    return this.store.transaction(() => {
+      const size = this.store.getLogSize();
+      const previous = this.store.latestCheckpoint();
+      if (previous && previous.size === size) return previous;
+      const rootHash = computeRootHash(this.reader, size);
+      const proof = previous ? generateConsistencyProof(this.reader, previous.size, size) : [];
+      const previousHead = previous ? { size: previous.size, rootHash: parseCheckpoint(bodyOf(previous.note)).rootHash } : undefined;
+      const note = signCheckpoint(
+        { origin: this.origin, size, rootHash },
+        { name: this.origin, privateKey: this.logKey.privateKey },
+        previousHead,
+        proof,
+      );
+      const record: CheckpointRecord = { size, rootHash: Buffer.from(rootHash), note, createdAt: this.clock().toISOString() };
+      this.store.insertCheckpoint(record);
+      return record;
+    });
+  }
+
+  latestCheckpoint(): CheckpointRecord | undefined {
+    return this.store.latestCheckpoint();
+  }
+
+  /** Inclusion proof of leaf `index` in the tree of `checkpoint` (or the latest checkpoint). */
+  proveInclusion(index: number, checkpoint: CheckpointRecord | undefined = this.store.latestCheckpoint()): InclusionProof {
+    if (!checkpoint || index < 0 || index >= checkpoint.size) {
+      throw new ToolsealError('NOT_FOUND', `leaf ${index} is not in the latest checkpoint yet`);
+    }
+    const hashes = generateInclusionProof(this.reader, index, checkpoint.size).map((hash) => Buffer.from(hash).toString('base64'));
+    return { index, size: checkpoint.size, hashes, checkpoint: checkpoint.note };
+  }
+
+  /** RFC 9162 §2.1.3.1 for a tree size no larger than the latest checkpoint. */
+  proveInclusionAt(index: number, size: number): string[] {
+    this.assertCheckpointedSize(size);
+    if (!Number.isSafeInteger(index) || index < 0 || index >= size) throw new ToolsealError('BAD_REQUEST', 'index must be below size');
+    return generateInclusionProof(this.reader, index, size).map((hash) => Buffer.from(hash).toString('base64'));
+  }
+
+  /** RFC 9162 §2.1.4.1 between two sizes no larger than the latest checkpoint. */
+  proveConsistency(from: number, to: number): string[] {
+    this.assertCheckpointedSize(to);
+    if (!Number.isSafeInteger(from) || from < 1 || from > to) throw new ToolsealError('BAD_REQUEST', 'need 1 <= from <= to');
+    return generateConsistencyProof(this.reader, from, to).map((hash) => Buffer.from(hash).toString('base64'));
+  }
+
+  get nodeReader(): NodeReader {
+    return this.reader;
+  }
+
+  private assertCheckpointedSize(size: number): void {
+    const latest = this.store.latestCheckpoint();
+    if (!Number.isSafeInteger(size) || size < 1) throw new ToolsealError('BAD_REQUEST', 'size must be a positive integer');
+    if (!latest || size > latest.size) {
+      throw new ToolsealError('BAD_REQUEST', `size ${size} is beyond the latest checkpoint (${latest?.size ?? 0})`);
+    }
+  }
+}
+
+/** The body of a signed note: everything up to and including the blank line's preceding newline. */
+export function bodyOf(note: string): string {
+  const end = note.indexOf('\n\n');
+  return end < 0 ? note : note.slice(0, end + 1);
+}

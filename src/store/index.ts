@@ -1,0 +1,281 @@
+// The store: SQLite through drizzle, migrations on open, prepared statements for what runs per request. The only place that speaks SQL.
+
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { and, asc, desc, eq, gt, sql } from 'drizzle-orm';
+import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
+import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
+import { ToolsealError } from '../errors.ts';
+import { blobs, logCheckpoints, logEntries, logNodes, manifestVersions, publishers, signingKeys } from './schema.ts';
+import * as schema from './schema.ts';
+
+export type VersionStatus = 'active' | 'yanked';
+export type LogEntryKind = 'attestation' | 'yank' | 'key';
+
+export interface PublisherRecord {
+  id: number;
+  namespace: string;
+  tokenHash: string;
+  createdAt: string;
+}
+
+export interface VersionRecord {
+  id: number;
+  name: string;
+  version: string;
+  digest: string;
+  publisherId: number;
+  storedAt: string;
+  attestation: Buffer;
+  kid: string;
+  logIndex: number;
+  status: VersionStatus;
+  yankReason: string | null;
+  yankedAt: string | null;
+  yankLogIndex: number | null;
+}
+
+export interface VersionWithPublisher extends VersionRecord {
+  publisher: string;
+}
+
+export interface BlobRecord {
+  digest: string;
+  bytes: Buffer;
+  size: number;
+}
+
+export interface SigningKeyRecord {
+  kid: string;
+  publicJwk: string;
+  notBefore: number;
+  notAfter: number | null;
+  logIndex: number | null;
+}
+
+export interface LogEntryRecord {
+  index: number;
+  kind: LogEntryKind;
+  data: Buffer;
+  leafHash: Buffer;
+}
+
+export interface CheckpointRecord {
+  size: number;
+  rootHash: Buffer;
+  note: string;
+  createdAt: string;
+}
+
+export interface OpenStoreOptions {
+  /** Folder holding `toolseal.db`; `:memory:` for tests. */
+  dataDir: string;
+}
+
+const migrationsFolder = fileURLToPath(new URL('../../drizzle', import.meta.url));
+
+/** Open (creating if needed) the database, apply committed migrations, and prepare the hot statements. */
+export function openStore(options: OpenStoreOptions): Store {
+  let file = ':memory:';
+  if (options.dataDir !== ':memory:') {
+    mkdirSync(options.dataDir, { recursive: true });
+    file = join(options.dataDir, 'toolseal.db');
+  }
+  const client = new Database(file);
+  // WAL with synchronous=FULL: a committed publish survives power loss, not only a crash (SQLite docs, "PRAGMA synchronous").
+  client.pragma('journal_mode = WAL');
+  client.pragma('synchronous = FULL');
+  client.pragma('foreign_keys = ON');
+  client.pragma('busy_timeout = 5000');
+  const db = drizzle({ client, schema });
+  try {
+    migrate(db, { migrationsFolder });
+  } catch (cause) {
+    client.close();
+    throw new ToolsealError('INTERNAL', 'could not apply database migrations', { cause });
+  }
+  return new Store(db, client);
+}
+
+export class Store {
+  private readonly statements;
+
+  constructor(
+    private readonly db: BetterSQLite3Database<typeof schema>,
+    readonly client: Database.Database,
+  ) {
+    const p = sql.placeholder;
+    this.statements = {
+      versionByNameVersion: db.select().from(manifestVersions)
+        .where(and(eq(manifestVersions.name, p('name')), eq(manifestVersions.version, p('version'))))
+        .prepare(),
+      blobByDigest: db.select().from(blobs).where(eq(blobs.digest, p('digest'))).prepare(),
+      publisherByTokenHash: db.select().from(publishers).where(eq(publishers.tokenHash, p('tokenHash'))).prepare(),
+      publisherById: db.select().from(publishers).where(eq(publishers.id, p('id'))).prepare(),
+      latestVersionOf: db.select().from(manifestVersions)
+        .where(eq(manifestVersions.name, p('name')))
+        .orderBy(desc(manifestVersions.id)).limit(1).prepare(),
+      logNode: db.select({ hash: logNodes.hash }).from(logNodes)
+        .where(and(eq(logNodes.level, p('level')), eq(logNodes.index, p('index')))).prepare(),
+      logSize: db.select({ size: sql<number>`coalesce(max(${logEntries.index}) + 1, 0)` }).from(logEntries).prepare(),
+      latestCheckpoint: db.select().from(logCheckpoints).orderBy(desc(logCheckpoints.size)).limit(1).prepare(),
+      insertNode: db.insert(logNodes).values({ level: p('level'), index: p('index'), hash: p('hash') }).prepare(),
+      insertEntry: db.insert(logEntries).values({ index: p('index'), kind: p('kind'), data: p('data'), leafHash: p('leafHash') }).prepare(),
+    };
+  }
+
+  /** Run `work` in one SQLite transaction (synchronous, BEGIN IMMEDIATE: one writer at a time). */
+  transaction<T>(work: () => T): T {
+    return this.client.transaction(work).immediate();
+  }
+
+  close(): void {
+    if (this.client.open) this.client.close();
+  }
+
+  // ── publishers ──────────────────────────────────────────────────────────
+
+  insertPublisher(namespace: string, tokenHash: string, createdAt: string): PublisherRecord {
+    try {
+      return this.db.insert(publishers).values({ namespace, tokenHash, createdAt }).returning().get();
+    } catch (cause) {
+      if (isUniqueViolation(cause)) throw new ToolsealError('NAMESPACE_TAKEN', `namespace ${namespace} already has a publisher`, { cause });
+      throw cause;
+    }
+  }
+
+  findPublisherByTokenHash(tokenHash: string): PublisherRecord | undefined {
+    return this.statements.publisherByTokenHash.get({ tokenHash });
+  }
+
+  findPublisherById(id: number): PublisherRecord | undefined {
+    return this.statements.publisherById.get({ id });
+  }
+
+  findPublisherByNamespace(namespace: string): PublisherRecord | undefined {
+    return this.db.select().from(publishers).where(sql`${publishers.namespace} = ${namespace} COLLATE NOCASE`).get();
+  }
+
+  countPublishers(): number {
+    return this.db.select({ n: sql<number>`count(*)` }).from(publishers).get()?.n ?? 0;
+  }
+
+  // ── blobs and versions ──────────────────────────────────────────────────
+
+  insertBlobIfAbsent(digest: string, bytes: Uint8Array): void {
+    this.db.insert(blobs).values({ digest, bytes: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), size: bytes.byteLength })
+      .onConflictDoNothing().run();
+  }
+
+  getBlob(digest: string): BlobRecord | undefined {
+    return this.statements.blobByDigest.get({ digest });
+  }
+
+  getVersion(name: string, version: string): VersionRecord | undefined {
+    return this.statements.versionByNameVersion.get({ name, version }) as VersionRecord | undefined;
+  }
+
+  /** The most recently stored version of `name` (any status), for the attestation's previousDigest. */
+  getLatestStoredVersion(name: string): VersionRecord | undefined {
+    return this.statements.latestVersionOf.get({ name }) as VersionRecord | undefined;
+  }
+
+  insertVersion(row: Omit<VersionRecord, 'id' | 'status' | 'yankReason' | 'yankedAt' | 'yankLogIndex'>): VersionRecord {
+    try {
+      return this.db.insert(manifestVersions).values(row).returning().get() as VersionRecord;
+    } catch (cause) {
+      if (isUniqueViolation(cause)) throw new ToolsealError('VERSION_EXISTS', `${row.name}@${row.version} already exists`, { cause });
+      throw cause;
+    }
+  }
+
+  markYanked(id: number, reason: string, yankedAt: string, yankLogIndex: number): void {
+    this.db.update(manifestVersions).set({ status: 'yanked', yankReason: reason, yankedAt, yankLogIndex })
+      .where(eq(manifestVersions.id, id)).run();
+  }
+
+  listVersions(name: string): VersionRecord[] {
+    return this.db.select().from(manifestVersions).where(eq(manifestVersions.name, name))
+      .orderBy(asc(manifestVersions.id)).all() as VersionRecord[];
+  }
+
+  /** Versions bound to a digest, with their publisher's namespace (the auditor query). */
+  listVersionsByDigest(digest: string): VersionWithPublisher[] {
+    return this.db.select({ version: manifestVersions, publisher: publishers.namespace }).from(manifestVersions)
+      .innerJoin(publishers, eq(publishers.id, manifestVersions.publisherId))
+      .where(eq(manifestVersions.digest, digest)).orderBy(asc(manifestVersions.id)).all()
+      .map((row) => ({ ...(row.version as VersionRecord), publisher: row.publisher }));
+  }
+
+  /** Distinct manifest names in name order after `afterName`, optionally containing `query`. */
+  listManifestNames(query: string | undefined, afterName: string | undefined, limit: number): string[] {
+    const conditions = [];
+    if (query) conditions.push(sql`${manifestVersions.name} LIKE ${`%${query.replace(/[\\%_]/g, (c) => `\\${c}`)}%`} ESCAPE '\\'`);
+    if (afterName !== undefined) conditions.push(gt(manifestVersions.name, afterName));
+    return this.db.selectDistinct({ name: manifestVersions.name }).from(manifestVersions)
+      .where(conditions.length === 0 ? undefined : and(...conditions))
+      .orderBy(asc(manifestVersions.name)).limit(limit).all().map((row) => row.name);
+  }
+
+  /** Every version, oldest first (for fsck). */
+  listAllVersions(): VersionRecord[] {
+    return this.db.select().from(manifestVersions).orderBy(asc(manifestVersions.id)).all() as VersionRecord[];
+  }
+
+  // ── signing keys ────────────────────────────────────────────────────────
+
+  listSigningKeys(): SigningKeyRecord[] {
+    return this.db.select().from(signingKeys).orderBy(asc(signingKeys.notBefore)).all();
+  }
+
+  insertSigningKey(row: SigningKeyRecord): void {
+    this.db.insert(signingKeys).values(row).run();
+  }
+
+  retireSigningKey(kid: string, notAfter: number): void {
+    this.db.update(signingKeys).set({ notAfter }).where(eq(signingKeys.kid, kid)).run();
+  }
+
+  // ── transparency log ────────────────────────────────────────────────────
+
+  getLogSize(): number {
+    return this.statements.logSize.get()?.size ?? 0;
+  }
+
+  readLogNode(level: number, index: number): Buffer | undefined {
+    return this.statements.logNode.get({ level, index })?.hash;
+  }
+
+  insertLogEntry(entry: LogEntryRecord): void {
+    this.statements.insertEntry.run({ index: entry.index, kind: entry.kind, data: entry.data, leafHash: entry.leafHash });
+  }
+
+  insertLogNode(level: number, index: number, hash: Uint8Array): void {
+    this.statements.insertNode.run({ level, index, hash: Buffer.from(hash) });
+  }
+
+  readLogEntries(start: number, end: number): LogEntryRecord[] {
+    return this.db.select().from(logEntries)
+      .where(and(sql`${logEntries.index} >= ${start}`, sql`${logEntries.index} < ${end}`))
+      .orderBy(asc(logEntries.index)).all();
+  }
+
+  latestCheckpoint(): CheckpointRecord | undefined {
+    return this.statements.latestCheckpoint.get();
+  }
+
+  getCheckpoint(size: number): CheckpointRecord | undefined {
+    return this.db.select().from(logCheckpoints).where(eq(logCheckpoints.size, size)).get();
+  }
+
+  insertCheckpoint(row: CheckpointRecord): void {
+    this.db.insert(logCheckpoints).values(row).run();
+  }
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
