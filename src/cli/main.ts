@@ -2,11 +2,21 @@
 
 import { reportError, UsageError, type ExitCode } from './output.ts';
 import { canonicalizeUsage, runCanonicalizeCommand } from './canonicalize.ts';
+import { serveUsage, runServeCommand } from './serve.ts';
+import { publisherUsage, runPublisherCommand } from './publisher.ts';
+import { keysUsage, runKeysCommand } from './keys.ts';
+import { publishUsage, runPublishCommand } from './publish.ts';
+import { fsckUsage, runFsckCommand } from './fsck.ts';
 
 type Command = { usage: string; run: (args: string[]) => Promise<ExitCode> };
 
 const commands: Record<string, Command> = {
   canonicalize: { usage: canonicalizeUsage, run: runCanonicalizeCommand },
+  serve: { usage: serveUsage, run: runServeCommand },
+  publisher: { usage: publisherUsage, run: runPublisherCommand },
+  keys: { usage: keysUsage, run: runKeysCommand },
+  publish: { usage: publishUsage, run: runPublishCommand },
+  fsck: { usage: fsckUsage, run: runFsckCommand },
 };
 
 function formatHelp(): string {

@@ -1,5 +1,5 @@
 // C2SP tlog-checkpoint (https://c2sp.org/tlog-checkpoint): format, parse, verify, and the never-fork guard the signer runs.
-//
+
 // Checkpoint note text: "<origin>\n<tree size, decimal, no leading zeroes>\n<base64 root hash>\n"
 // followed by optional non-empty extension lines. It is signed as a C2SP signed note (note.ts).
 // tlog-checkpoint "Signatures": a log MUST NOT sign a checkpoint inconsistent with one it signed

@@ -1,5 +1,5 @@
 // RFC 6962 / RFC 9162 §2.1 Merkle tree over a store of perfect-subtree hashes: roots, proofs, verification.
-//
+
 // Storage model. A log never rewrites a node: once leaves [i*2^L, (i+1)*2^L) exist, the hash of that
 // perfect subtree is fixed forever. The log persists exactly those hashes, addressed (level, index):
 // level 0 holds leaf hashes, node (L, i) covers leaves [i*2^L, (i+1)*2^L). A tree of n leaves has

@@ -1,5 +1,5 @@
 // C2SP signed-note (https://c2sp.org/signed-note) with Ed25519 (type 0x01), byte-compatible with golang.org/x/mod/sumdb/note.
-//
+
 // A signed note is: text ending in "\n", a blank line, then one or more lines
 // "— <key name> <base64(4-byte big-endian key ID || signature)>\n" (U+2014 EM DASH, space).
 // Key ID = SHA-256(key name || 0x0A || 0x01 || 32-byte public key)[:4]; verifier string =

@@ -1,5 +1,5 @@
 // C2SP tlog-proof (https://c2sp.org/tlog-proof) v1: an offline-verifiable inclusion proof with its signed checkpoint.
-//
+
 // Format ("Format" section of the spec):
 //   c2sp.org/tlog-proof@v1\n
 //   [extra <base64 opaque data>\n]        optional, unauthenticated

@@ -1,5 +1,5 @@
 // C2SP tlog-tiles (https://c2sp.org/tlog-tiles): tile and entry-bundle paths, tile contents from the node store, entry bundles.
-//
+
 // Tile height is 8: a full tile holds 256 hashes (8,192 bytes). Tile (L, N) holds the hashes of the
 // perfect Merkle nodes at level 8*L with indexes N*256 .. N*256+W-1 — exactly the nodes our node
 // store keeps (merkle.ts), so a tile is W reads. Paths: "tile/<L>/<N>[.p/<W>]" and
@@ -92,7 +92,7 @@ export function parseTilePath(path: string): TilePath {
   const index = indexText.split('/').reduce((n, group) => n * 1000 + Number(group.replace('x', '')), 0);
   if (!Number.isSafeInteger(index)) badRequest(`tile index too large in ${JSON.stringify(path)}`);
   const width = widthText === undefined ? TILE_WIDTH : Number(widthText);
-  if (width >= TILE_WIDTH) badRequest(`partial tile width must be 1..255 in ${JSON.stringify(path)}`);
+  if (widthText !== undefined && width >= TILE_WIDTH) badRequest(`partial tile width must be 1..255 in ${JSON.stringify(path)}`);
   const parsed: TilePath =
     levelText === 'entries'
       ? { kind: 'entries', index, width }

@@ -125,6 +125,8 @@ class StrictParser {
       return result;
     }
     for (;;) {
+      // While a key is read, errors point at this object, not at the previous member.
+      this.path.length = pathSlot;
       if (this.text.charCodeAt(this.index) !== 0x22) this.fail('expected a string key');
       const key = this.parseString();
       this.path[pathSlot] = key;

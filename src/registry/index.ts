@@ -1,8 +1,9 @@
 // Public face of the registry use cases (no HTTP here).
 
-export { openRegistry, Registry, hashToken } from './registry.ts';
+export { openRegistry, Registry, hashToken, createPublisher } from './registry.ts';
 export type { RegistryOptions, PublishOutcome, StoredManifest, ManifestListing, DigestBinding } from './registry.ts';
 export { TransparencyLog, bodyOf } from './transparency-log.ts';
 export type { InclusionProof } from './transparency-log.ts';
 export { compareVersions, pickLatestVersion } from './semver.ts';
 export type { PublisherRecord, VersionRecord } from '../store/index.ts';
+export { runFsck, type FsckReport, type FsckProblem } from './fsck.ts';

@@ -82,6 +82,16 @@ export function hashToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
 }
 
+/** Create a publisher owning `namespace` (unique case-insensitively). The token is returned once; only its hash is stored. */
+export function createPublisher(store: Store, namespace: string, clock: () => Date = () => new Date()): { publisher: PublisherRecord; token: string } {
+  if (!NAMESPACE_PATTERN.test(namespace)) {
+    throw new ToolsealError('BAD_REQUEST', 'namespace must be reverse-DNS in lowercase ASCII, e.g. io.github.acme');
+  }
+  const token = TOKEN_PREFIX + randomBytes(32).toString('base64url');
+  const publisher = store.insertPublisher(namespace, hashToken(token), clock().toISOString());
+  return { publisher, token };
+}
+
 /** Open a registry over a store: load (or on first start generate) the signing key and the log key. */
 export function openRegistry(options: RegistryOptions): Registry {
   return new Registry(options);
@@ -114,12 +124,7 @@ export class Registry {
 
   /** Create a publisher owning `namespace`; returns the bearer token, which is never stored (only its hash). */
   createPublisher(namespace: string): { publisher: PublisherRecord; token: string } {
-    if (!NAMESPACE_PATTERN.test(namespace)) {
-      throw new ToolsealError('BAD_REQUEST', 'namespace must be reverse-DNS in lowercase ASCII, e.g. io.github.acme');
-    }
-    const token = TOKEN_PREFIX + randomBytes(32).toString('base64url');
-    const publisher = this.store.insertPublisher(namespace, hashToken(token), this.clock().toISOString());
-    return { publisher, token };
+    return createPublisher(this.store, namespace, this.clock);
   }
 
   /** Authenticate `Authorization: Bearer <token>`. The stored hash is compared in constant time. */

@@ -224,6 +224,11 @@ export class Store {
     return this.db.select().from(manifestVersions).orderBy(asc(manifestVersions.id)).all() as VersionRecord[];
   }
 
+  /** Every blob, in digest order (for fsck). */
+  listAllBlobs(): BlobRecord[] {
+    return this.db.select().from(blobs).orderBy(asc(blobs.digest)).all();
+  }
+
   // ── signing keys ────────────────────────────────────────────────────────
 
   listSigningKeys(): SigningKeyRecord[] {
@@ -260,6 +265,15 @@ export class Store {
     return this.db.select().from(logEntries)
       .where(and(sql`${logEntries.index} >= ${start}`, sql`${logEntries.index} < ${end}`))
       .orderBy(asc(logEntries.index)).all();
+  }
+
+  /** Every stored perfect-subtree node (for fsck). */
+  listAllLogNodes(): { level: number; index: number; hash: Buffer }[] {
+    return this.db.select().from(logNodes).orderBy(asc(logNodes.level), asc(logNodes.index)).all();
+  }
+
+  listCheckpoints(): CheckpointRecord[] {
+    return this.db.select().from(logCheckpoints).orderBy(asc(logCheckpoints.size)).all();
   }
 
   latestCheckpoint(): CheckpointRecord | undefined {

@@ -1,0 +1,26 @@
+// `toolseal keys rotate`: a new signing key becomes active; the old one is retired but kept in the JWKS.
+
+import { parseArgs } from 'node:util';
+import { openRegistry } from '../registry/index.ts';
+import { openStore } from '../store/index.ts';
+import { resolveDataDir, resolveKeysDir } from './config.ts';
+import { UsageError, writeStdout, type ExitCode } from './output.ts';
+
+export const keysUsage = `toolseal keys rotate [--data DIR] [--keys DIR]
+  Generates a new Ed25519 signing key and makes it active; the previous key is retired (it stays in
+  /.well-known/jwks.json with its validity window). The rotation is recorded in the transparency log.
+  Prints {"retired": kid, "active": kid}. A running server picks the new key up on its next publish.`;
+
+export async function runKeysCommand(args: string[]): Promise<ExitCode> {
+  const { values, positionals } = parseArgs({ args, options: { data: { type: 'string' }, keys: { type: 'string' } }, allowPositionals: true });
+  if (positionals.length !== 1 || positionals[0] !== 'rotate') throw new UsageError(keysUsage);
+  const store = openStore({ dataDir: resolveDataDir(values.data) });
+  try {
+    const registry = openRegistry({ store, keysDir: resolveKeysDir(values.keys), origin: process.env['TOOLSEAL_ORIGIN'] ?? 'http://127.0.0.1' });
+    const result = await registry.rotateSigningKey();
+    await writeStdout(JSON.stringify(result) + '\n');
+    return 0;
+  } finally {
+    store.close();
+  }
+}

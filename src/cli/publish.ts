@@ -1,0 +1,66 @@
+// `toolseal publish FILE`: run the pipeline locally, publish, and refuse loudly if the server's digest differs.
+
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { ToolsealError, type ErrorCode } from '../errors.ts';
+import { runPipeline } from '../pipeline/index.ts';
+import { verifyAttestation, type Jwks } from '../attest/index.ts';
+import { resolveRegistryUrl, resolveToken } from './config.ts';
+import { UsageError, writeStdout, type ExitCode } from './output.ts';
+
+export const publishUsage = `toolseal publish FILE --registry URL --token T
+  Runs the publish pipeline locally (a dry run of the exact bytes), uploads FILE, and checks that the
+  registry computed the same digest and signed an attestation for it with a key from its JWKS.
+  TOOLSEAL_REGISTRY and TOOLSEAL_TOKEN may stand for the flags. Prints one JSON object.`;
+
+export async function runPublishCommand(args: string[]): Promise<ExitCode> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: { registry: { type: 'string' }, token: { type: 'string' } },
+    allowPositionals: true,
+  });
+  const file = positionals[0];
+  if (file === undefined || positionals.length > 1) throw new UsageError(publishUsage);
+  const registry = resolveRegistryUrl(values.registry);
+  const token = resolveToken(values.token);
+  const bytes = await readFile(file);
+  const local = runPipeline(bytes);
+
+  const response = await request(`${registry}/v1/manifests`, {
+    method: 'POST',
+    body: bytes,
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+  });
+  const body = (await response.json().catch(() => undefined)) as Record<string, unknown> | undefined;
+  if (!response.ok || body === undefined) {
+    const code = (typeof body?.['code'] === 'string' ? body['code'] : 'FETCH_FAILED') as ErrorCode;
+    const detail = typeof body?.['detail'] === 'string' ? body['detail'] : `HTTP ${response.status}`;
+    throw new ToolsealError(code, `registry refused the publish: ${detail}`, typeof body?.['pointer'] === 'string' ? { pointer: body['pointer'] } : undefined);
+  }
+  if (body['digest'] !== local.digest) {
+    throw new ToolsealError('DIGEST_MISMATCH', `the registry computed ${String(body['digest'])} but the local pipeline computed ${local.digest}; do not trust this registry's bytes`);
+  }
+  const jwks = (await (await request(`${registry}/.well-known/jwks.json`)).json()) as Jwks;
+  await verifyAttestation(JSON.stringify(body['attestation']), jwks, { name: local.name, version: local.version, digest: local.digest });
+  await writeStdout(
+    JSON.stringify({
+      name: local.name,
+      version: local.version,
+      digest: local.digest,
+      size: local.size,
+      created: response.status === 201,
+      renamedTools: local.renamedTools,
+      logIndex: body['logIndex'],
+      url: `${registry}${String(body['url'])}`,
+    }) + '\n',
+  );
+  return 0;
+}
+
+async function request(url: string, init?: RequestInit): Promise<Response> {
+  try {
+    return await fetch(url, init);
+  } catch (cause) {
+    throw new ToolsealError('FETCH_FAILED', `could not reach ${new URL(url).origin}`, { cause });
+  }
+}

@@ -1,0 +1,30 @@
+// Serve a Hono app on 127.0.0.1 with graceful shutdown (stop accepting, finish in-flight requests).
+
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { serve } from '@hono/node-server';
+
+export interface RunningServer {
+  port: number;
+  url: string;
+  /** Stop accepting connections and resolve once in-flight requests have finished. */
+  close(): Promise<void>;
+}
+
+/** Listen on 127.0.0.1 only (port 0 picks a free port). */
+export function startHttpServer(app: { fetch: (request: Request) => Response | Promise<Response> }, port: number): Promise<RunningServer> {
+  return new Promise((resolve, reject) => {
+    const server = serve({ fetch: (request) => app.fetch(request), port, hostname: '127.0.0.1' }, (info: AddressInfo) => {
+      resolve({
+        port: info.port,
+        url: `http://127.0.0.1:${info.port}`,
+        close: () =>
+          new Promise<void>((done) => {
+            (server as Server).close(() => done());
+            (server as Server).closeIdleConnections();
+          }),
+      });
+    }) as Server;
+    server.once('error', reject);
+  });
+}

@@ -1,0 +1,110 @@
+// fsck: re-verify everything the store holds — bytes against digests, attestations, the log and its checkpoints.
+
+import { ToolsealError } from '../errors.ts';
+import { computeDigest } from '../pipeline/index.ts';
+import { buildJwks, verifyAttestation, type PublicJwk } from '../attest/index.ts';
+import { createMemoryNodeStore, computeRootHash, hashLeaf, parseCheckpoint, verifyNote } from '../log/index.ts';
+import type { Store } from '../store/index.ts';
+import { bodyOf } from './transparency-log.ts';
+
+export interface FsckProblem {
+  code: 'INTEGRITY_ERROR' | 'SIGNATURE_INVALID' | 'LOG_INCONSISTENT' | 'NOT_IN_LOG';
+  where: string;
+  message: string;
+}
+
+export interface FsckReport {
+  ok: boolean;
+  checked: { blobs: number; versions: number; logEntries: number; logNodes: number; checkpoints: number; checkpointSignatures: number };
+  problems: FsckProblem[];
+}
+
+/**
+ * Check every stored row. `logVerifier` (a note verifier string) enables checkpoint signature checks.
+ * Never throws for a data problem: every problem found is reported.
+ */
+export async function runFsck(store: Store, logVerifier?: string): Promise<FsckReport> {
+  const problems: FsckProblem[] = [];
+  const report = (code: FsckProblem['code'], where: string, message: string): void => {
+    problems.push({ code, where, message });
+  };
+
+  const blobs = store.listAllBlobs();
+  const blobDigests = new Set<string>();
+  for (const blob of blobs) {
+    blobDigests.add(blob.digest);
+    const actual = computeDigest(blob.bytes);
+    if (actual !== blob.digest) report('INTEGRITY_ERROR', `blob ${blob.digest}`, `bytes hash to ${actual}`);
+    if (blob.size !== blob.bytes.byteLength) report('INTEGRITY_ERROR', `blob ${blob.digest}`, `size column ${blob.size} but ${blob.bytes.byteLength} bytes`);
+  }
+
+  const keys = store.listSigningKeys();
+  const jwks = buildJwks(keys.map((key) => ({ kid: key.kid, publicJwk: JSON.parse(key.publicJwk) as PublicJwk, notBefore: key.notBefore, notAfter: key.notAfter })));
+  const logSize = store.getLogSize();
+  const entries = store.readLogEntries(0, logSize);
+  const versions = store.listAllVersions();
+  for (const version of versions) {
+    const where = `${version.name}@${version.version}`;
+    if (!blobDigests.has(version.digest)) report('INTEGRITY_ERROR', where, `no stored bytes for ${version.digest}`);
+    try {
+      const verified = await verifyAttestation(version.attestation, jwks, { name: version.name, version: version.version, digest: version.digest as `sha256:${string}` });
+      if (verified.kid !== version.kid) report('SIGNATURE_INVALID', where, `attestation kid ${verified.kid} but the row says ${version.kid}`);
+      if (verified.statement.predicate.storedAt !== version.storedAt) report('SIGNATURE_INVALID', where, 'attestation storedAt differs from the row');
+    } catch (error) {
+      report('SIGNATURE_INVALID', where, error instanceof ToolsealError ? `${error.code}: ${error.message}` : String(error));
+    }
+    const entry = entries[version.logIndex];
+    if (!entry || entry.kind !== 'attestation' || !entry.data.equals(version.attestation)) {
+      report('NOT_IN_LOG', where, `log entry ${version.logIndex} is not this attestation`);
+    }
+    if (version.status === 'yanked') {
+      const yank = version.yankLogIndex === null ? undefined : entries[version.yankLogIndex];
+      if (!yank || yank.kind !== 'yank') report('NOT_IN_LOG', where, 'the yank is not in the log');
+    }
+  }
+
+  // Rebuild the tree from the leaves and compare every stored node and checkpoint with it.
+  const memory = createMemoryNodeStore();
+  entries.forEach((entry, position) => {
+    if (entry.index !== position) report('LOG_INCONSISTENT', `log entry ${position}`, `a gap: found index ${entry.index}`);
+    const leafHash = hashLeaf(entry.data);
+    if (!entry.leafHash.equals(leafHash)) report('LOG_INCONSISTENT', `log entry ${entry.index}`, 'stored leaf hash does not match its data');
+    memory.append(leafHash);
+  });
+  const nodes = store.listAllLogNodes();
+  for (const node of nodes) {
+    let expected: Uint8Array | undefined;
+    try {
+      expected = memory.readNode(node.level, node.index);
+    } catch {
+      expected = undefined;
+    }
+    if (!expected || !node.hash.equals(expected)) report('LOG_INCONSISTENT', `log node ${node.level}/${node.index}`, 'does not match the tree rebuilt from the leaves');
+  }
+  const checkpoints = store.listCheckpoints();
+  let checkpointSignatures = 0;
+  for (const checkpoint of checkpoints) {
+    const where = `checkpoint ${checkpoint.size}`;
+    if (checkpoint.size > entries.length) {
+      report('LOG_INCONSISTENT', where, `covers ${checkpoint.size} entries but the log holds ${entries.length}`);
+      continue;
+    }
+    const root = Buffer.from(computeRootHash(memory, checkpoint.size));
+    if (!root.equals(checkpoint.rootHash)) report('LOG_INCONSISTENT', where, 'root hash differs from the tree rebuilt from the leaves');
+    try {
+      const parsed = parseCheckpoint(bodyOf(checkpoint.note));
+      if (parsed.size !== checkpoint.size || !root.equals(Buffer.from(parsed.rootHash))) report('LOG_INCONSISTENT', where, 'signed note disagrees with the tree');
+      if (logVerifier !== undefined) {
+        verifyNote(checkpoint.note, logVerifier);
+        checkpointSignatures++;
+      }
+    } catch (error) {
+      report('LOG_INCONSISTENT', where, error instanceof ToolsealError ? `${error.code}: ${error.message}` : String(error));
+    }
+  }
+  return {
+    ok: problems.length === 0,
+    checked: { blobs: blobs.length, versions: versions.length, logEntries: entries.length, logNodes: nodes.length, checkpoints: checkpoints.length, checkpointSignatures },
+    problems,
+  };
+}
