@@ -7,6 +7,12 @@ import { publisherUsage, runPublisherCommand } from './publisher.ts';
 import { keysUsage, runKeysCommand } from './keys.ts';
 import { publishUsage, runPublishCommand } from './publish.ts';
 import { fsckUsage, runFsckCommand } from './fsck.ts';
+import { auditUsage, runAuditCommand } from './audit.ts';
+import { pinUsage, runPinCommand } from './pin.ts';
+import { verifyUsage, runVerifyCommand } from './verify.ts';
+import { getUsage, runGetCommand } from './get.ts';
+import { guardUsage, runGuardCommand } from './guard.ts';
+import { manifestUsage, runManifestCommand } from './manifest.ts';
 
 type Command = { usage: string; run: (args: string[]) => Promise<ExitCode> };
 
@@ -17,6 +23,12 @@ const commands: Record<string, Command> = {
   keys: { usage: keysUsage, run: runKeysCommand },
   publish: { usage: publishUsage, run: runPublishCommand },
   fsck: { usage: fsckUsage, run: runFsckCommand },
+  audit: { usage: auditUsage, run: runAuditCommand },
+  pin: { usage: pinUsage, run: runPinCommand },
+  verify: { usage: verifyUsage, run: runVerifyCommand },
+  get: { usage: getUsage, run: runGetCommand },
+  guard: { usage: guardUsage, run: runGuardCommand },
+  manifest: { usage: manifestUsage, run: runManifestCommand },
 };
 
 function formatHelp(): string {

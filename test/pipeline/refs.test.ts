@@ -38,6 +38,13 @@ function allKeys(value: JsonValue, into: Set<string> = new Set()): Set<string> {
   return into;
 }
 
+/** Nesting depth of a value (a scalar is 0, the root container is 1). */
+function depthOf(value: JsonValue): number {
+  if (typeof value !== 'object' || value === null) return 0;
+  const children = Array.isArray(value) ? value : Object.values(value);
+  return 1 + children.reduce<number>((max, child) => Math.max(max, depthOf(child)), 0);
+}
+
 describe('local refs are inlined', () => {
   it('#/$defs/x is inlined and the root $defs is dropped', () => {
     expect(inlined({ type: 'object', properties: { a: { $ref: '#/$defs/x' } }, $defs: { x: { type: 'string', minLength: 1 } } })).toEqual({
@@ -499,10 +506,20 @@ describe('expansion is bounded before anything is serialised', () => {
       for (let i = 0; i < levels; i++) defs[`d${i}`] = { type: 'object', properties: { p: { $ref: `#/$defs/d${i + 1}` } } };
       return { type: 'object', properties: { p: { $ref: '#/$defs/d0' } }, $defs: defs };
     };
-    // manifest → tools → tool (3) + inputSchema (1) + 2 levels per def + the last def (1)
+    // Inlined, chain(n) nests: manifest, tools, tool, inputSchema, properties, then 2 levels per def: 6 + 2n levels.
     const refusal = refuses(chain(70), 'DEPTH_LIMIT', IN);
     expect(refusal.message).toContain('128');
-    expect(run(chain(40)).size).toBeGreaterThan(0);
+    expect(depthOf(run(chain(20)).manifest as unknown as JsonValue)).toBe(6 + 2 * 20);
+  });
+
+  // KNOWN BUG (reported, not fixed here): refs.ts measure() counts every $ref as an allOf wrapper (+2 levels) even
+  // when it has no siblings and is replaced by its target, so the expanded depth is over-estimated by 2 per ref.
+  // chain(50) inlines to depth 106 ≤ 128 but is refused. When fixed, turn this `it.fails` into `it`.
+  it.fails('a schema whose inlined depth is within 128 is accepted (chain of 50 refs → depth 106)', () => {
+    const defs: JsonObject = { d50: { type: 'string' } };
+    for (let i = 0; i < 50; i++) defs[`d${i}`] = { type: 'object', properties: { p: { $ref: `#/$defs/d${i + 1}` } } };
+    const result = run({ type: 'object', properties: { p: { $ref: '#/$defs/d0' } }, $defs: defs });
+    expect(depthOf(result.manifest as unknown as JsonValue)).toBe(106);
   });
 });
 

@@ -1,0 +1,166 @@
+// Re-verify at dispatch: canonicalize(execute_view) must equal canonicalize(signed_view), tool by tool or whole.
+
+import { ToolsealError, formatPointer } from '../errors.ts';
+import {
+  canonicalizeToText,
+  computeDigest,
+  inlineSchemaRefs,
+  parseStrict,
+  type JsonObject,
+  type JsonValue,
+  type Sha256Digest,
+} from '../pipeline/index.ts';
+
+/** The key hosts may use for their own, unsigned annotations; the pipeline refuses it in any manifest. */
+export const DEFAULT_HOST_ANNOTATIONS_KEY = '_host_meta';
+
+export interface Difference {
+  /** RFC 6901 pointer of the first difference, in canonical (sorted-key) order. */
+  pointer: string;
+  /** What the signed view holds there (undefined: nothing). */
+  signed: JsonValue | undefined;
+  /** What the checked object holds there (undefined: nothing). */
+  actual: JsonValue | undefined;
+}
+
+/** The first place where two JSON values differ, walking keys in JCS order (RFC 8785 §3.2.3). */
+export function findFirstDifference(signed: JsonValue | undefined, actual: JsonValue | undefined, tokens: (string | number)[] = []): Difference | undefined {
+  if (Object.is(signed, actual)) return undefined;
+  const here = (): Difference => ({ pointer: formatPointer(tokens), signed, actual });
+  if (typeof signed !== 'object' || typeof actual !== 'object' || signed === null || actual === null) {
+    // Numbers compare as JCS does: 100 and 100.0 are one value; -0 and 0 serialise alike.
+    if (typeof signed === 'number' && typeof actual === 'number' && signed === actual) return undefined;
+    return here();
+  }
+  if (Array.isArray(signed) !== Array.isArray(actual)) return here();
+  if (Array.isArray(signed) && Array.isArray(actual)) {
+    const length = Math.max(signed.length, actual.length);
+    for (let i = 0; i < length; i++) {
+      const difference = findFirstDifference(signed[i], actual[i], [...tokens, i]);
+      if (difference) return difference;
+    }
+    return undefined;
+  }
+  const left = signed as JsonObject;
+  const right = actual as JsonObject;
+  const keys = [...new Set([...Object.keys(left), ...Object.keys(right)])].sort(compareUtf16);
+  for (const key of keys) {
+    const inLeft = Object.prototype.hasOwnProperty.call(left, key);
+    const inRight = Object.prototype.hasOwnProperty.call(right, key) && right[key] !== undefined;
+    if (inLeft !== inRight) return { pointer: formatPointer([...tokens, key]), signed: inLeft ? left[key] : undefined, actual: inRight ? right[key] : undefined };
+    const difference = findFirstDifference(left[key], right[key], [...tokens, key]);
+    if (difference) return difference;
+  }
+  return undefined;
+}
+
+function compareUtf16(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Remove `key` from every object (hosts' unsigned annotations), without touching the input. */
+function stripKey(value: unknown, key: string): unknown {
+  if (Array.isArray(value)) return value.map((item) => stripKey(item, key));
+  if (typeof value !== 'object' || value === null) return value;
+  const result: Record<string, unknown> = {};
+  for (const member of Object.keys(value)) {
+    if (member === key) continue;
+    const child = (value as Record<string, unknown>)[member];
+    const stripped = stripKey(child, key);
+    if (member === '__proto__') Object.defineProperty(result, member, { value: stripped, enumerable: true, writable: true, configurable: true });
+    else result[member] = stripped;
+  }
+  return result;
+}
+
+function describe(difference: Difference): string {
+  const show = (value: JsonValue | undefined): string => (value === undefined ? 'nothing' : truncate(JSON.stringify(value)));
+  return `at ${difference.pointer || '/'} the signed manifest has ${show(difference.signed)} but the object has ${show(difference.actual)}`;
+}
+
+function truncate(text: string): string {
+  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
+}
+
+export interface VerifyDispatchOptions {
+  /** Where the host keeps its own unsigned annotations (default `_host_meta`); stripped before comparing. */
+  hostAnnotationsKey?: string;
+  /** When given, the signed bytes must hash to this digest (from a verified attestation or a lockfile). */
+  expectedDigest?: Sha256Digest;
+}
+
+/**
+ * The seed's invariant: the object a router dispatches against must be the signed manifest, byte for
+ * byte after JCS, except for the declared host-annotations key. Throws DISPATCH_MISMATCH naming the
+ * JSON pointer of the first difference (a missing field, a filled-in default, a re-resolved ref,
+ * a normalised string, an injected `_meta` — all are differences).
+ */
+export function verifyDispatch(signedBytes: Uint8Array, dispatchObject: unknown, options: VerifyDispatchOptions = {}): void {
+  const hostKey = options.hostAnnotationsKey ?? DEFAULT_HOST_ANNOTATIONS_KEY;
+  if (options.expectedDigest !== undefined && computeDigest(signedBytes) !== options.expectedDigest) {
+    throw new ToolsealError('DIGEST_MISMATCH', `signed bytes hash to ${computeDigest(signedBytes)}, not ${options.expectedDigest}`);
+  }
+  const signedParse = parseStrict(signedBytes, { maxBytes: Number.MAX_SAFE_INTEGER, maxDepth: 1000 });
+  const signedView = signedParse.value;
+  if (JSON.stringify(signedView).includes(JSON.stringify(hostKey) + ':')) {
+    throw new ToolsealError('DISPATCH_MISMATCH', `the signed manifest itself uses the host annotations key ${JSON.stringify(hostKey)}; choose another key`);
+  }
+  const executeView = stripKey(dispatchObject, hostKey) as JsonValue;
+  let executeText: string;
+  try {
+    executeText = canonicalizeToText(executeView);
+  } catch (cause) {
+    throw new ToolsealError('DISPATCH_MISMATCH', 'the dispatch object is not JSON (a non-finite number, a cycle, or a non-JSON value)', { cause });
+  }
+  if (executeText === Buffer.from(signedBytes).toString('utf8')) return;
+  const difference = findFirstDifference(signedView, JSON.parse(executeText) as JsonValue) ?? { pointer: '', signed: signedView, actual: executeView };
+  throw new ToolsealError('DISPATCH_MISMATCH', `dispatch object is not the signed manifest: ${describe(difference)}`, { pointer: difference.pointer });
+}
+
+/**
+ * The view of a tool a live MCP server presents that is compared with the signed tool: refs inlined and
+ * the name NFC-normalised exactly as the publish pipeline does (so another key order or `$ref`s pass).
+ */
+export function normalisePresentedTool(tool: unknown, budgetSize = 4 * 1024 * 1024): JsonValue {
+  if (typeof tool !== 'object' || tool === null || Array.isArray(tool)) {
+    throw new ToolsealError('DISPATCH_MISMATCH', 'the presented tool is not an object');
+  }
+  const source = JSON.parse(canonicalizeToText(tool as JsonValue)) as JsonObject;
+  const result: JsonObject = { ...source };
+  if (typeof source['name'] === 'string') result['name'] = source['name'].normalize('NFC');
+  const budget = { remaining: budgetSize };
+  for (const member of ['inputSchema', 'outputSchema'] as const) {
+    if (source[member] !== undefined) result[member] = inlineSchemaRefs(source[member], ['tools', 0, member], 3, budget);
+  }
+  return result;
+}
+
+/** The signed tool as a server is expected to present it: `capabilities` is registry-only, never sent by servers. */
+export function presentableSignedTool(signedTool: JsonObject): JsonObject {
+  const { capabilities: _capabilities, ...rest } = signedTool;
+  return rest;
+}
+
+export type ToolCheck = { ok: true; signedTool: JsonObject } | { ok: false; reason: 'unknown-tool' | 'differs'; pointer: string; message: string };
+
+/**
+ * Is `presentedTool` (as a server or router presents it) exactly a tool of the signed manifest?
+ * Returns the signed tool (from the signed bytes) when it is, or the pointer of the first difference.
+ */
+export function checkPresentedTool(signedManifest: JsonObject, presentedTool: unknown): ToolCheck {
+  const tools = Array.isArray(signedManifest['tools']) ? (signedManifest['tools'] as JsonObject[]) : [];
+  let presented: JsonValue;
+  try {
+    presented = normalisePresentedTool(presentedTool);
+  } catch (error) {
+    const message = error instanceof ToolsealError ? `${error.code}: ${error.message}` : String(error);
+    return { ok: false, reason: 'differs', pointer: error instanceof ToolsealError ? (error.pointer ?? '') : '', message };
+  }
+  const name = (presented as JsonObject)['name'];
+  const index = tools.findIndex((tool) => tool['name'] === name);
+  if (index < 0) return { ok: false, reason: 'unknown-tool', pointer: '/name', message: `tool ${JSON.stringify(name)} is not in the signed manifest` };
+  const signedTool = tools[index]!;
+  const difference = findFirstDifference(presentableSignedTool(signedTool), presented);
+  if (!difference) return { ok: true, signedTool };
+  return { ok: false, reason: 'differs', pointer: difference.pointer, message: `tool ${JSON.stringify(name)} differs from its signed definition: ${describe(difference)}` };
+}
