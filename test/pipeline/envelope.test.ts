@@ -5,9 +5,10 @@ import { ToolsealError, type ErrorCode } from '../../src/errors.ts';
 import { MANIFEST_SCHEMA_V1_ID, checkEnvelope, manifestSchemaV1 } from '../../src/pipeline/envelope.ts';
 import { parseStrict, type ParseResult } from '../../src/pipeline/parse.ts';
 import { buildLargeManifest } from '../../scripts/generate-large-manifest.ts';
+import { sharedPath } from '../helpers/pipeline-helpers.ts';
 
-// The real-world corpus (MCP tools/list captures) lives outside the repository; TOOLSEAL_CORPUS overrides where.
-const corpusDir = (process.env['TOOLSEAL_CORPUS'] ?? '/work/shared/corpus').replace(/\/?$/, '/');
+// The real-world corpus (MCP tools/list captures) lives in shared/, beside the repository.
+const corpusDir = sharedPath('corpus') + '/';
 const manifestsDir = new URL('../../manifests/', import.meta.url);
 
 function parse(value: unknown): ParseResult {
