@@ -351,15 +351,25 @@ class StrictParser {
       if (i - start > 15 && !Number.isSafeInteger(value)) {
         throw new ToolsealError('UNSAFE_NUMBER', `integer ${literal} is outside ±(2^53−1)`, { pointer: this.currentPointer() });
       }
-      return value;
+      return value || 0; // -0 is 0, as JCS writes it
     }
     if (!Number.isFinite(value)) {
       throw new ToolsealError('UNSAFE_NUMBER', `number ${truncate(literal)} overflows an IEEE-754 double`, {
         pointer: this.currentPointer(),
       });
     }
-    if (value === 0 && /[1-9]/.test(text.slice(start, mantissaEnd))) {
-      throw new ToolsealError('UNSAFE_NUMBER', `number ${truncate(literal)} underflows to zero`, {
+    if (value === 0) {
+      if (/[1-9]/.test(text.slice(start, mantissaEnd))) {
+        throw new ToolsealError('UNSAFE_NUMBER', `number ${truncate(literal)} underflows to zero`, {
+          pointer: this.currentPointer(),
+        });
+      }
+      return 0; // -0.0 and 0e5 are 0: JCS writes them as "0" (RFC 8785 §3.2.2.3)
+    }
+    // RFC 8785 §3.2.2.3 writes integral values below 1e21 as integer literals: beyond ±(2^53−1) such a
+    // literal could not be parsed back (it is refused above), so the value is refused whatever its form.
+    if (Number.isInteger(value) && !Number.isSafeInteger(value) && Math.abs(value) < 1e21) {
+      throw new ToolsealError('UNSAFE_NUMBER', `number ${truncate(literal)} is an integer outside ±(2^53−1)`, {
         pointer: this.currentPointer(),
       });
     }

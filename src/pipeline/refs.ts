@@ -70,6 +70,7 @@ class SchemaInliner {
   private readonly measured = new WeakMap<object, Measure>();
   private readonly expanding: { node: object; ref: string }[] = [];
   private refCount = 0;
+  private readonly refSites: { node: JsonObject; tokens: (string | number)[] }[] = [];
 
   constructor(
     private readonly root: JsonObject,
@@ -85,6 +86,8 @@ class SchemaInliner {
   run(): JsonValue {
     this.scan(this.root, [], false);
     if (this.refCount === 0) return this.root;
+    // Every ref must resolve, even one in a definition nothing uses: a dangling ref is an author's mistake.
+    for (const { node, tokens } of this.refSites) this.resolve(node, tokens);
     const { size, depth } = this.measure(this.root, [], true);
     if (this.baseDepth + depth > this.limits.maxExpandedDepth) {
       throw new ToolsealError('DEPTH_LIMIT', `after inlining refs the schema nests deeper than ${this.limits.maxExpandedDepth} levels`, {
@@ -124,6 +127,7 @@ class SchemaInliner {
         });
       }
       this.classifyRef(node['$ref'], tokens);
+      this.refSites.push({ node, tokens });
     }
     const anchor = node['$anchor'];
     if (anchor !== undefined) {
@@ -205,26 +209,21 @@ class SchemaInliner {
     if (typeof node === 'boolean') return { size: 5, depth: 0 };
     const known = this.measured.get(node);
     if (known) return known;
+    const keys = Object.keys(node).filter((key) => !(isRoot && (key === '$defs' || key === 'definitions')));
+    if (keys.length === 1 && keys[0] === '$ref') {
+      // A lone `$ref` is replaced by its target: no wrapper, no extra level.
+      const result = this.measureRefTarget(node, tokens);
+      this.measured.set(node, result);
+      return result;
+    }
     let size = 2;
     let depth = 1;
-    for (const key of Object.keys(node)) {
-      if (isRoot && (key === '$defs' || key === 'definitions')) continue;
+    for (const key of keys) {
       const value = node[key] as JsonValue;
       let child: Measure;
       if (key === '$ref') {
-        const target = this.resolve(node, tokens);
-        const cycleStart = this.expanding.findIndex((entry) => entry.node === target.node);
-        const ref = String(value);
-        if (cycleStart >= 0 || (target.node === this.root && typeof target.node !== 'boolean')) {
-          const cycle = [...this.expanding.slice(Math.max(0, cycleStart)).map((entry) => entry.ref), ref];
-          throw new ToolsealError('CIRCULAR_REF', `circular $ref cannot be inlined: ${cycle.join(' → ')}`, {
-            pointer: this.pointer([...tokens, '$ref']),
-          });
-        }
-        this.expanding.push({ node: target.node as object, ref });
-        child = this.measure(target.node, target.tokens, false);
-        this.expanding.pop();
-        child = { size: child.size + 8, depth: child.depth + 1 }; // the allOf wrapper, when siblings exist
+        child = this.measureRefTarget(node, tokens);
+        child = { size: child.size + 12, depth: child.depth + 1 }; // inside `"allOf":[…]` beside the siblings
       } else {
         switch (classifySchemaKeyword(key)) {
           case 'data':
@@ -245,6 +244,22 @@ class SchemaInliner {
     const result = { size, depth };
     this.measured.set(node, result);
     return result;
+  }
+
+  private measureRefTarget(node: JsonObject, tokens: (string | number)[]): Measure {
+    const target = this.resolve(node, tokens);
+    const ref = String(node['$ref']);
+    const cycleStart = this.expanding.findIndex((entry) => entry.node === target.node);
+    if (cycleStart >= 0 || target.node === this.root) {
+      const cycle = [...this.expanding.slice(Math.max(0, cycleStart)).map((entry) => entry.ref), ref];
+      throw new ToolsealError('CIRCULAR_REF', `circular $ref cannot be inlined: ${cycle.join(' → ')}`, {
+        pointer: this.pointer([...tokens, '$ref']),
+      });
+    }
+    this.expanding.push({ node: target.node as object, ref });
+    const measured = this.measure(target.node, target.tokens, false);
+    this.expanding.pop();
+    return measured;
   }
 
   private measureSubschemas(key: string, value: JsonValue, tokens: (string | number)[]): Measure {

@@ -150,3 +150,14 @@ export function corpusManifestBytes(file: string): Uint8Array {
 export function snapshot(value: JsonValue): string {
   return JSON.stringify(value);
 }
+
+/**
+ * An independent, deliberately naive RFC 8785 serialiser (for cross-checks against the library we ship):
+ * keys sorted by UTF-16 code units, ECMAScript number and string forms (JSON.stringify implements both).
+ */
+export function referenceJcs(value: JsonValue): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  if (Array.isArray(value)) return '[' + value.map(referenceJcs).join(',') + ']';
+  const keys = Object.keys(value).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)); // JS string comparison is by UTF-16 code units
+  return '{' + keys.map((key) => JSON.stringify(key) + ':' + referenceJcs(value[key] as JsonValue)).join(',') + '}';
+}

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { canonicalizeToBytes, computeSha256Hex, parseStrict } from '../../src/pipeline/index.ts';
-import { listFiles, sharedPath } from '../helpers/pipeline-helpers.ts';
+import { listFiles, referenceJcs, sharedPath } from '../helpers/pipeline-helpers.ts';
 
 const inputDir = sharedPath('vectors', 'jcs', 'input');
 const files = listFiles(inputDir, '.json');
@@ -20,6 +20,8 @@ describe('RFC 8785 vectors (cyberphone/json-canonicalization testdata)', () => {
       const actual = Buffer.from(canonicalizeToBytes(parseStrict(input).value));
       expect(actual.toString('hex')).toBe(expected.toString('hex'));
       expect(actual.equals(expected)).toBe(true);
+      // And the independent reference serialiser in our test helpers agrees (it is what other suites cross-check with).
+      expect(referenceJcs(parseStrict(input).value)).toBe(expected.toString('utf8'));
     });
 
     it(`${file}: outhex/${file.replace(/\.json$/, '.txt')} agrees with output/${file}`, () => {

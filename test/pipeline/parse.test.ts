@@ -29,7 +29,7 @@ describe('parseStrict: encoding', () => {
     ['a truncated 3-byte sequence', [0x22, 0xe2, 0x82, 0x22], 1],
     ['a code point above U+10FFFF', [0x22, 0xf4, 0x90, 0x80, 0x80, 0x22], 1],
     ['Latin-1 "é"', [0x22, 0xe9, 0x22], 1],
-  ])('refuses invalid UTF-8: %s (INVALID_UTF8, offset %#)', (_label, bytes, offset) => {
+  ])('refuses invalid UTF-8: %s (INVALID_UTF8; the message names the first bad byte offset)', (_label, bytes, offset) => {
     const refusal = expectRefusal(() => parseBytes(bytes), 'INVALID_UTF8', undefined);
     expect(refusal.message).toContain(`offset ${offset}`);
   });
@@ -139,6 +139,17 @@ describe('parseStrict: numbers', () => {
   it('refuses a non-zero literal that underflows to 0, but accepts zero written with an exponent', () => {
     expectRefusal(() => parse('{"x":1e-400}'), 'UNSAFE_NUMBER', '/x');
     expect(parse('[0e-400,0.000e5]').value).toEqual([0, 0]);
+  });
+
+  it('reads -0 in every form as 0, the value JCS writes (RFC 8785 §3.2.2.3)', () => {
+    const values = parse('[-0,-0.0,-0e3]').value as number[];
+    expect(values.map((v) => Object.is(v, 0))).toEqual([true, true, true]);
+  });
+
+  it('refuses integral values beyond ±(2^53−1) below 1e21 in any form: JCS would write them as integer literals', () => {
+    expectRefusal(() => parse('{"x":1e20}'), 'UNSAFE_NUMBER', '/x');
+    expectRefusal(() => parse('{"x":[9007199254740992.0]}'), 'UNSAFE_NUMBER', '/x/0');
+    expect(parse('[1e21,9007199254740991.0,1.5e300]').value).toEqual([1e21, 9007199254740991, 1.5e300]);
   });
 
   it('accepts doubles and exponent forms as their IEEE-754 value', () => {

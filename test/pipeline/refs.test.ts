@@ -311,6 +311,14 @@ describe('refs that cannot be inlined are refused', () => {
     refuses({ type: 'object', allOf: [{}], properties: { a: { $ref: ref } } }, 'MISSING_REF', `${IN}/properties/a/$ref`);
   });
 
+  it('a dangling ref inside an unused root definition is refused too (MISSING_REF), not silently dropped', () => {
+    refuses(
+      { type: 'object', properties: { a: { $ref: '#/$defs/used' } }, $defs: { used: { type: 'string' }, unused: { $ref: '#/$defs/gone' } } },
+      'MISSING_REF',
+      `${IN}/$defs/unused/$ref`,
+    );
+  });
+
   it('$dynamicRef and $recursiveRef → UNSUPPORTED_REF at the keyword', () => {
     refuses({ type: 'object', properties: { a: { $dynamicRef: '#meta' } } }, 'UNSUPPORTED_REF', `${IN}/properties/a/$dynamicRef`);
     refuses({ type: 'object', items: { $recursiveRef: '#' } }, 'UNSUPPORTED_REF', `${IN}/items/$recursiveRef`);
@@ -470,7 +478,7 @@ describe('expansion is bounded before anything is serialised', () => {
     const bytes = oneToolBytes(bomb());
     expect(bytes.byteLength).toBeGreaterThan(1400);
     expect(bytes.byteLength).toBeLessThan(2000);
-    const refusal = expectRefusal(() => runPipeline(bytes), 'EXPANSION_LIMIT', `${IN}/$defs/a16`);
+    const refusal = expectRefusal(() => runPipeline(bytes), 'EXPANSION_LIMIT', `${IN}/$defs/a17`);
     expect(refusal.message).toMatch(/expand/);
   });
 
@@ -514,8 +522,7 @@ describe('expansion is bounded before anything is serialised', () => {
 
   // KNOWN BUG (reported, not fixed here): refs.ts measure() counts every $ref as an allOf wrapper (+2 levels) even
   // when it has no siblings and is replaced by its target, so the expanded depth is over-estimated by 2 per ref.
-  // chain(50) inlines to depth 106 ≤ 128 but is refused. When fixed, turn this `it.fails` into `it`.
-  it.fails('a schema whose inlined depth is within 128 is accepted (chain of 50 refs → depth 106)', () => {
+  it('a schema whose inlined depth is within 128 is accepted (chain of 50 refs → depth 106)', () => {
     const defs: JsonObject = { d50: { type: 'string' } };
     for (let i = 0; i < 50; i++) defs[`d${i}`] = { type: 'object', properties: { p: { $ref: `#/$defs/d${i + 1}` } } };
     const result = run({ type: 'object', properties: { p: { $ref: '#/$defs/d0' } }, $defs: defs });
