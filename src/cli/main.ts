@@ -1,64 +1,57 @@
-// The toolseal command line: dispatches to one module per command; the only place that reads argv.
+// The toolseal command line: dispatches to one module per command (loaded on demand); the only place that reads argv.
 
 import { reportError, UsageError, type ExitCode } from './output.ts';
-import { canonicalizeUsage, runCanonicalizeCommand } from './canonicalize.ts';
-import { serveUsage, runServeCommand } from './serve.ts';
-import { publisherUsage, runPublisherCommand } from './publisher.ts';
-import { keysUsage, runKeysCommand } from './keys.ts';
-import { publishUsage, runPublishCommand } from './publish.ts';
-import { fsckUsage, runFsckCommand } from './fsck.ts';
-import { auditUsage, runAuditCommand } from './audit.ts';
-import { pinUsage, runPinCommand } from './pin.ts';
-import { verifyUsage, runVerifyCommand } from './verify.ts';
-import { getUsage, runGetCommand } from './get.ts';
-import { guardUsage, runGuardCommand } from './guard.ts';
-import { manifestUsage, runManifestCommand } from './manifest.ts';
 
-type Command = { usage: string; run: (args: string[]) => Promise<ExitCode> };
+interface Command {
+  usage: string;
+  run: (args: string[]) => Promise<ExitCode>;
+}
 
-const commands: Record<string, Command> = {
-  canonicalize: { usage: canonicalizeUsage, run: runCanonicalizeCommand },
-  serve: { usage: serveUsage, run: runServeCommand },
-  publisher: { usage: publisherUsage, run: runPublisherCommand },
-  keys: { usage: keysUsage, run: runKeysCommand },
-  publish: { usage: publishUsage, run: runPublishCommand },
-  fsck: { usage: fsckUsage, run: runFsckCommand },
-  audit: { usage: auditUsage, run: runAuditCommand },
-  pin: { usage: pinUsage, run: runPinCommand },
-  verify: { usage: verifyUsage, run: runVerifyCommand },
-  get: { usage: getUsage, run: runGetCommand },
-  guard: { usage: guardUsage, run: runGuardCommand },
-  manifest: { usage: manifestUsage, run: runManifestCommand },
+/** Each command's module is imported only when that command runs: `canonicalize` never loads a database or the MCP SDK. */
+const commands: Record<string, () => Promise<Command>> = {
+  canonicalize: async () => import('./canonicalize.ts').then((m) => ({ usage: m.canonicalizeUsage, run: m.runCanonicalizeCommand })),
+  serve: async () => import('./serve.ts').then((m) => ({ usage: m.serveUsage, run: m.runServeCommand })),
+  publisher: async () => import('./publisher.ts').then((m) => ({ usage: m.publisherUsage, run: m.runPublisherCommand })),
+  keys: async () => import('./keys.ts').then((m) => ({ usage: m.keysUsage, run: m.runKeysCommand })),
+  publish: async () => import('./publish.ts').then((m) => ({ usage: m.publishUsage, run: m.runPublishCommand })),
+  fsck: async () => import('./fsck.ts').then((m) => ({ usage: m.fsckUsage, run: m.runFsckCommand })),
+  audit: async () => import('./audit.ts').then((m) => ({ usage: m.auditUsage, run: m.runAuditCommand })),
+  pin: async () => import('./pin.ts').then((m) => ({ usage: m.pinUsage, run: m.runPinCommand })),
+  verify: async () => import('./verify.ts').then((m) => ({ usage: m.verifyUsage, run: m.runVerifyCommand })),
+  get: async () => import('./get.ts').then((m) => ({ usage: m.getUsage, run: m.runGetCommand })),
+  guard: async () => import('./guard.ts').then((m) => ({ usage: m.guardUsage, run: m.runGuardCommand })),
+  manifest: async () => import('./manifest.ts').then((m) => ({ usage: m.manifestUsage, run: m.runManifestCommand })),
 };
 
-function formatHelp(): string {
-  return ['usage: toolseal <command> [options]', '', ...Object.values(commands).map((command) => command.usage), ''].join('\n');
+async function formatHelp(): Promise<string> {
+  const usages = await Promise.all(Object.values(commands).map(async (load) => (await load()).usage));
+  return ['usage: toolseal <command> [options]', '', ...usages.map((usage) => usage + '\n'), ''].join('\n');
 }
 
 export async function main(argv: string[]): Promise<ExitCode> {
   const [name, ...rest] = argv;
   if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
-    process.stdout.write(formatHelp());
+    process.stdout.write(await formatHelp());
     return name === undefined ? 2 : 0;
   }
-  const command = commands[name];
-  if (!command) {
+  const load = Object.prototype.hasOwnProperty.call(commands, name) ? commands[name] : undefined;
+  if (!load) {
     process.stderr.write(JSON.stringify({ code: 'USAGE', message: `unknown command ${JSON.stringify(name)}; try toolseal help` }) + '\n');
     return 2;
   }
-  if (rest.includes('--help') || rest.includes('-h')) {
-    process.stdout.write(command.usage + '\n');
-    return 0;
-  }
   try {
+    const command = await load();
+    if (rest.includes('--help') || rest.includes('-h')) {
+      process.stdout.write(command.usage + '\n');
+      return 0;
+    }
     return await command.run(rest);
   } catch (error) {
     if (error instanceof TypeError && 'code' in error && String((error as { code: unknown }).code).startsWith('ERR_PARSE_ARGS')) {
-      return reportError(new UsageError(`${error.message}\n${command.usage}`));
+      return reportError(new UsageError(error.message));
     }
     return reportError(error);
   }
 }
 
-const exitCode = await main(process.argv.slice(2));
-process.exitCode = exitCode;
+process.exitCode = await main(process.argv.slice(2));
