@@ -1,9 +1,86 @@
-// `toolseal audit`: placeholder until its issue lands (see the issue tracker).
+// `toolseal audit`: check a registry's transparency log from the outside (src/host/audit.ts) and remember where it stood.
 
-import { UsageError, type ExitCode } from './output.ts';
+import { parseArgs } from 'node:util';
+import { ToolsealError } from '../errors.ts';
+import { parseVerifierString } from '../log/index.ts';
+import { auditWithStateFile, type AuditReport } from '../host/audit.ts';
+import { resolveRegistryUrl } from './config.ts';
+import { UsageError, writeStdout, type ExitCode } from './output.ts';
 
-export const auditUsage = 'toolseal audit — not implemented yet';
+export const auditUsage = `toolseal audit --registry URL [--state FILE] [--json] [--log-key VERIFIER]
+  Verifies the registry's signed checkpoint (log key: --log-key, else the one in the state file, else
+  trusted on first use from /v1/log/key), proves it consistent with the checkpoint remembered in FILE
+  (a rollback or fork is refused and FILE is left as it was), walks the new log entries and checks that
+  they hash to the checkpoint root, that every attestation verifies against the JWKS and that every
+  manifest's bytes hash to the attested digest. FILE is advanced (atomically) only when all of it passed.
+  Exit 0 when all is well, 1 on any problem. --json prints one JSON object.`;
 
-export async function runAuditCommand(_args: string[]): Promise<ExitCode> {
-  throw new UsageError(auditUsage);
+export async function runAuditCommand(args: string[]): Promise<ExitCode> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: { registry: { type: 'string' }, state: { type: 'string' }, json: { type: 'boolean' }, 'log-key': { type: 'string' } },
+    allowPositionals: true,
+  });
+  if (positionals.length > 0) throw new UsageError(auditUsage);
+  const registry = resolveRegistryUrl(values.registry);
+  const logKey = values['log-key'];
+  if (logKey !== undefined) {
+    try {
+      parseVerifierString(logKey);
+    } catch (error) {
+      throw new UsageError(`--log-key is not a note verifier string: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  if (values.state === '') throw new UsageError('--state needs a file name');
+
+  let report: AuditReport;
+  try {
+    report = await auditWithStateFile({
+      registry,
+      ...(values.state === undefined ? {} : { stateFile: values.state }),
+      ...(logKey === undefined ? {} : { logKey }),
+    });
+  } catch (error) {
+    // A state file that is not one of ours is an environment problem, not a registry failure.
+    if (error instanceof ToolsealError && error.code === 'BAD_REQUEST') throw new UsageError(`${values.state ?? ''}: ${error.message}`);
+    throw error;
+  }
+
+  await writeStdout(values.json ? JSON.stringify(report) + '\n' : formatSummary(report));
+  if (!report.ok) {
+    const first = report.problems[0];
+    const refused = report.consistency === 'refused';
+    process.stderr.write(
+      JSON.stringify({
+        code: first?.code ?? 'AUDIT_FAILED',
+        message: `${refused ? 'REFUSED: the registry log is not consistent with what was seen before; ' : ''}audit failed with ${report.problems.length} problem(s)${report.stateFile ? '; the state file was not advanced' : ''}`,
+      }) + '\n',
+    );
+  }
+  return report.ok ? 0 : 1;
+}
+
+const SOURCE_TEXT = { flag: 'from --log-key', state: 'remembered in the state file', tofu: 'TRUSTED ON FIRST USE from /v1/log/key' } as const;
+
+function formatSummary(report: AuditReport): string {
+  const lines = [`toolseal audit ${report.registry}`];
+  if (report.logKey) lines.push(`  log key: ${report.logKey.verifier} (${SOURCE_TEXT[report.logKey.source]})`);
+  const from = report.previous ? String(report.previous.size) : '(none)';
+  const to = report.checkpoint ? String(report.checkpoint.size) : '?';
+  lines.push(`  checkpoint: ${report.origin ?? '?'} size ${from} -> ${to}, consistency ${report.consistency}`);
+  const e = report.entries;
+  lines.push(
+    `  entries [${e.from}, ${e.to}): ${e.checked} checked (${e.attestation} attestation, ${e.yank} yank, ${e.key} key${e.malformed ? `, ${e.malformed} malformed` : ''}); ${report.blobs.checked} manifest(s) re-hashed`,
+  );
+  for (const warning of report.warnings) lines.push(`  warning: ${warning}`);
+  if (report.consistency === 'refused') {
+    lines.push('  !!! REFUSED: the registry rolled back or forked its log; do not trust it. The state file was NOT advanced.');
+  }
+  for (const p of report.problems) lines.push(`  PROBLEM ${p.code}${p.index === undefined ? '' : ` (entry ${p.index})`}: ${p.message}`);
+  if (report.ok) {
+    lines.push(`audit: ok${report.stateFile ? (report.stateWritten ? ` (state saved to ${report.stateFile})` : ' (state file NOT saved)') : ' (no --state: nothing remembered)'}`);
+  } else {
+    lines.push(`audit: FAILED, ${report.problems.length} problem(s)${report.stateFile ? '; state file not advanced' : ''}`);
+  }
+  return lines.join('\n') + '\n';
 }

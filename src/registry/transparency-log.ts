@@ -93,6 +93,11 @@ export class TransparencyLog {
       const size = this.store.getLogSize();
       const previous = this.store.latestCheckpoint();
       if (previous && previous.size === size) return previous;
+      // A tree smaller than one already signed is a rollback: refuse it as such (generateConsistencyProof
+      // would otherwise throw BAD_REQUEST, which a publish would answer as the client's fault).
+      if (previous && size < previous.size) {
+        throw new ToolsealError('LOG_INCONSISTENT', `refusing to sign checkpoint: tree size would go back from ${previous.size} to ${size}`);
+      }
       const rootHash = computeRootHash(this.reader, size);
       const proof = previous ? generateConsistencyProof(this.reader, previous.size, size) : [];
       const previousHead = previous ? { size: previous.size, rootHash: parseCheckpoint(bodyOf(previous.note)).rootHash } : undefined;
