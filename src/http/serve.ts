@@ -1,7 +1,7 @@
 // Serve a Hono app on 127.0.0.1 with graceful shutdown (stop accepting, finish in-flight requests).
 
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { serve } from '@hono/node-server';
 
 export interface RunningServer {
@@ -14,17 +14,32 @@ export interface RunningServer {
 /** Listen on 127.0.0.1 only (port 0 picks a free port). */
 export function startHttpServer(app: { fetch: (request: Request) => Response | Promise<Response> }, port: number): Promise<RunningServer> {
   return new Promise((resolve, reject) => {
+    let closing = false;
+    const inFlight = new Set<ServerResponse>();
     const server = serve({ fetch: (request) => app.fetch(request), port, hostname: '127.0.0.1' }, (info: AddressInfo) => {
       resolve({
         port: info.port,
         url: `http://127.0.0.1:${info.port}`,
         close: () =>
           new Promise<void>((done) => {
+            closing = true;
+            // A keep-alive connection busy at shutdown would otherwise stay open after its response (and keep
+            // serving new requests on it): its response closes the connection instead.
+            for (const response of inFlight) endConnectionAfter(response);
             (server as Server).close(() => done());
             (server as Server).closeIdleConnections();
           }),
       });
     }) as Server;
+    server.prependListener('request', (_request: IncomingMessage, response: ServerResponse) => {
+      inFlight.add(response);
+      response.once('close', () => inFlight.delete(response));
+      if (closing) endConnectionAfter(response);
+    });
     server.once('error', reject);
   });
+}
+
+function endConnectionAfter(response: ServerResponse): void {
+  if (!response.headersSent) response.setHeader('Connection', 'close');
 }
