@@ -41,7 +41,8 @@ export async function main(argv: string[]): Promise<ExitCode> {
   }
   try {
     const command = await load();
-    if (rest.includes('--help') || rest.includes('-h')) {
+    const ownArgs = rest.includes('--') ? rest.slice(0, rest.indexOf('--')) : rest; // after `--` belongs to a child command
+    if (ownArgs.includes('--help') || ownArgs.includes('-h')) {
       process.stdout.write(command.usage + '\n');
       return 0;
     }

@@ -2,8 +2,11 @@
 
 import { ToolsealError, type ErrorJson } from '../errors.ts';
 
-/** Exit codes: 0 success, 1 refusal or failed check, 2 usage or environment problem. */
-export type ExitCode = 0 | 1 | 2;
+/**
+ * Exit codes: 0 success, 1 refusal or failed check, 2 usage or environment problem. `guard` passes on its
+ * MCP server's own exit code, hence `number`.
+ */
+export type ExitCode = number;
 
 export class UsageError extends Error {
   override readonly name = 'UsageError';

@@ -1,9 +1,135 @@
-// `toolseal verify`: placeholder until its issue lands (see the issue tracker).
+// `toolseal verify NAME@VERSION`: fetch and fully verify a manifest (signature, digest, subject, key window, log
+// inclusion); with --locked, refuse anything that is not the lockfile's pinned digest. Shared by pin and get.
 
-import { UsageError, type ExitCode } from './output.ts';
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { ToolsealError, escapePointerToken } from '../errors.ts';
+import { parseStrict } from '../pipeline/index.ts';
+import {
+  DEFAULT_LOCKFILE_NAME,
+  fetchVerified,
+  getLockEntry,
+  lockKey,
+  parseManifestRef,
+  readLockfile,
+  type FetchVerifiedOptions,
+  type FetchedManifest,
+  type Jwks,
+  type LockEntry,
+  type Lockfile,
+} from '../host/index.ts';
+import { parsePositiveInteger, resolveRegistryUrl } from './config.ts';
+import { UsageError, writeStdout, type ExitCode } from './output.ts';
 
-export const verifyUsage = 'toolseal verify — not implemented yet';
+export const verifyUsage = `toolseal verify NAME@VERSION --registry URL [--locked] [--lock FILE] [--log-key KEY] [--jwks FILE]
+  Fetches NAME@VERSION and its attestation and verifies: the Ed25519 signature (key by kid, valid when the
+  registry stored it), sha256 of the bytes against the attestation, the subject name@version, and the
+  attestation's inclusion in the transparency log under a checkpoint signed by the log key.
+  --locked      also require the digest pinned in the lockfile (PIN_MISMATCH otherwise, and for a missing entry)
+  --lock FILE   the lockfile (default ./${DEFAULT_LOCKFILE_NAME})
+  --log-key K   pin the log's note verifier key (else fetched from the registry: trust on first use)
+  --jwks FILE   pin the attestation keys (else the registry's JWKS is fetched: trust on first use)
+  --timeout MS  per-request timeout (default 10000)
+  TOOLSEAL_REGISTRY may stand for --registry; the lockfile's registry is the last fallback.
+  Prints one JSON object.`;
 
-export async function runVerifyCommand(_args: string[]): Promise<ExitCode> {
-  throw new UsageError(verifyUsage);
+/** Options every host command shares (pin, verify, get). */
+export const hostCommandOptions = {
+  registry: { type: 'string' },
+  lock: { type: 'string' },
+  locked: { type: 'boolean' },
+  'log-key': { type: 'string' },
+  jwks: { type: 'string' },
+  timeout: { type: 'string' },
+} as const;
+
+export interface HostCommandValues {
+  registry?: string | undefined;
+  lock?: string | undefined;
+  locked?: boolean | undefined;
+  'log-key'?: string | undefined;
+  jwks?: string | undefined;
+  timeout?: string | undefined;
+}
+
+export interface HostCommandTarget {
+  name: string;
+  version: string;
+  lockPath: string;
+  lock: Lockfile | undefined;
+  lockEntry: LockEntry | undefined;
+  registry: string;
+  options: FetchVerifiedOptions;
+}
+
+/**
+ * Parse NAME@VERSION, the registry and the pinned keys; the lockfile is read when it is needed (`useLock`: pin and
+ * --locked) or when no registry is given (its registry is the fallback). With `locked`, the entry must exist.
+ */
+export async function resolveHostTarget(
+  ref: string | undefined,
+  values: HostCommandValues,
+  usage: string,
+  mode: { locked: boolean; useLock: boolean },
+): Promise<HostCommandTarget> {
+  if (ref === undefined) throw new UsageError(usage);
+  let parsed;
+  try {
+    parsed = parseManifestRef(ref);
+  } catch (error) {
+    throw new UsageError(`${error instanceof Error ? error.message : String(error)}\n${usage}`);
+  }
+  if (parsed.kind !== 'version') throw new UsageError(`expected NAME@VERSION, not a digest\n${usage}`);
+  const { name, version } = parsed;
+  const lockPath = values.lock ?? DEFAULT_LOCKFILE_NAME;
+  const explicitRegistry = values.registry ?? process.env['TOOLSEAL_REGISTRY'];
+  const lock = mode.useLock || mode.locked || explicitRegistry === undefined ? await readLockfile(lockPath) : undefined;
+  const lockEntry = getLockEntry(lock, name, version);
+  if (mode.locked) {
+    const pointer = `/manifests/${escapePointerToken(lockKey(name, version))}`;
+    if (lock === undefined) throw new ToolsealError('PIN_MISMATCH', `--locked: there is no lockfile at ${lockPath}; run toolseal pin ${lockKey(name, version)} first`);
+    if (lockEntry === undefined) throw new ToolsealError('PIN_MISMATCH', `--locked: ${lockKey(name, version)} is not pinned in ${lockPath}`, { pointer });
+  }
+  // --registry, then TOOLSEAL_REGISTRY, then where the lockfile says the entry (or the project) comes from.
+  const registry = resolveRegistryUrl(explicitRegistry ?? lockEntry?.registry ?? lock?.registry);
+  const options: FetchVerifiedOptions = {};
+  if (values['log-key'] !== undefined) options.logKey = values['log-key'];
+  if (values.jwks !== undefined) options.jwks = await readJwksFile(values.jwks);
+  const timeout = parsePositiveInteger(values.timeout, '--timeout');
+  if (timeout !== undefined) options.timeoutMs = timeout;
+  if (mode.locked && lockEntry !== undefined) options.lock = lockEntry;
+  return { name, version, lockPath, lock, lockEntry, registry, options };
+}
+
+async function readJwksFile(path: string): Promise<Jwks> {
+  const value = parseStrict(await readFile(path), { maxBytes: 1024 * 1024, maxDepth: 16 }).value;
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || !Array.isArray(value['keys'])) {
+    throw new UsageError(`--jwks ${path} is not a JWKS ({"keys": [...]})`);
+  }
+  return value as unknown as Jwks;
+}
+
+/** The facts every host command prints about a verified manifest. */
+export function describeVerified(result: FetchedManifest): Record<string, unknown> {
+  return {
+    name: result.name,
+    version: result.version,
+    digest: result.digest,
+    size: result.bytes.byteLength,
+    kid: result.kid,
+    storedAt: result.storedAt,
+    logIndex: result.logIndex,
+    checkpoint: { origin: result.checkpoint.origin, size: result.checkpoint.size },
+    registry: result.registry,
+  };
+}
+
+export async function runVerifyCommand(args: string[]): Promise<ExitCode> {
+  const { values, positionals } = parseArgs({ args, options: hostCommandOptions, allowPositionals: true });
+  if (positionals.length !== 1) throw new UsageError(verifyUsage);
+  const locked = values.locked === true;
+  const target = await resolveHostTarget(positionals[0], values, verifyUsage, { locked, useLock: false });
+  const result = await fetchVerified(target.registry, lockKey(target.name, target.version), target.options);
+  await writeStdout(JSON.stringify({ verified: true, locked, ...describeVerified(result) }) + '\n');
+  return 0;
 }
