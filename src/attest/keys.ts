@@ -42,7 +42,8 @@ export interface Jwks {
 
 export type KeyRole = 'attestation' | 'log';
 
-function privateKeyFile(keysDir: string, kid: string): string {
+/** Where the private key `kid` lives in `keysDir`. */
+export function signingKeyFile(keysDir: string, kid: string): string {
   return join(keysDir, `${kid}.private.jwk.json`);
 }
 
@@ -65,13 +66,13 @@ export function generateSigningKey(keysDir: string): SigningKey {
   const jwk = privateKey.export({ format: 'jwk' });
   const kid = computeKid({ crv: String(jwk.crv), x: String(jwk.x) });
   mkdirSync(keysDir, { recursive: true, mode: 0o700 });
-  writePrivateKeyFile(privateKeyFile(keysDir, kid), { ...jwk, kid, alg: SIGNING_ALG });
+  writePrivateKeyFile(signingKeyFile(keysDir, kid), { ...jwk, kid, alg: SIGNING_ALG });
   return fromPrivateKey(privateKey, kid);
 }
 
 /** Load the private key `kid` from `keysDir`; refuses a file whose key does not match its kid. */
 export function loadSigningKey(keysDir: string, kid: string): SigningKey {
-  const privateKey = readPrivateJwk(privateKeyFile(keysDir, kid), `the private key for kid ${kid}`);
+  const privateKey = readPrivateJwk(signingKeyFile(keysDir, kid), `the private key for kid ${kid}`);
   const actual = computeKid(privateKey.export({ format: 'jwk' }) as { crv: string; x: string });
   if (actual !== kid) throw new ToolsealError('INTERNAL', `the key file for kid ${kid} holds another key (${actual})`);
   return fromPrivateKey(privateKey, kid);

@@ -1,6 +1,7 @@
 // Registry use cases — publish, fetch, yank, list, auditor queries, keys — tying pipeline, attest, log and store. No HTTP here.
 
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import { ToolsealError } from '../errors.ts';
 import {
   PIPELINE_POLICY_VERSION,
@@ -16,6 +17,7 @@ import {
   buildJwks,
   buildPublishStatement,
   generateSigningKey,
+  signingKeyFile,
   loadOrCreateLogKey,
   loadSigningKey,
   signStatement,
@@ -311,7 +313,7 @@ export class Registry {
   /** Make a new key active and retire the current one (kept in the JWKS with its `exp`); logged. */
   async rotateSigningKey(): Promise<{ retired: string; active: string }> {
     const fresh = generateSigningKey(this.keysDir);
-    const retired = this.store.transaction(() => {
+    const retired = this.withKeyFileRemovedOnFailure(fresh, () => this.store.transaction(() => {
       const current = this.store.listSigningKeys().find((key) => key.notAfter === null);
       const now = this.clock().getTime() / 1000;
       const notBefore = Math.floor(now);
@@ -328,7 +330,7 @@ export class Registry {
       const logIndex = this.log.appendLeaf('key', leaf);
       this.store.insertSigningKey({ kid: fresh.kid, publicJwk: JSON.stringify(fresh.publicJwk), notBefore, notAfter: null, logIndex });
       return current?.kid ?? '';
-    });
+    }));
     this.signingKey = fresh;
     await this.log.awaitCheckpointIncluding(this.store.getLogSize() - 1);
     return { retired, active: fresh.kid };
@@ -336,6 +338,16 @@ export class Registry {
 
   latestCheckpoint(): CheckpointRecord | undefined {
     return this.log.latestCheckpoint();
+  }
+
+  /** A key file whose registration failed is deleted, so the keys folder never holds an orphan private key. */
+  private withKeyFileRemovedOnFailure<T>(key: SigningKey, work: () => T): T {
+    try {
+      return work();
+    } catch (error) {
+      rmSync(signingKeyFile(this.keysDir, key.kid), { force: true });
+      throw error;
+    }
   }
 
   /** The active key, reloaded if another process (e.g. `toolseal keys rotate`) rotated it. */
@@ -354,12 +366,12 @@ export class Registry {
   /** First start: a dev signing key is generated, registered and logged. */
   private generateFirstSigningKey(): SigningKey {
     const key = generateSigningKey(this.keysDir);
-    this.store.transaction(() => {
+    this.withKeyFileRemovedOnFailure(key, () => this.store.transaction(() => {
       const notBefore = Math.floor(this.clock().getTime() / 1000);
       const leaf = canonicalizeToBytes({ type: 'toolseal.key/v1', kid: key.kid, publicJwk: key.publicJwk as unknown as JsonValue, notBefore, retires: null });
       const logIndex = this.log.appendLeaf('key', leaf);
       this.store.insertSigningKey({ kid: key.kid, publicJwk: JSON.stringify(key.publicJwk), notBefore, notAfter: null, logIndex });
-    });
+    }));
     this.log.signLatestCheckpoint();
     return key;
   }
