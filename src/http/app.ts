@@ -1,5 +1,6 @@
 // createApp(deps): the Hono routes, RFC 9457 problem+json errors and content headers. The only place that speaks HTTP.
 
+import { hash } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { ToolsealError, httpStatusByCode, type ErrorCode } from '../errors.ts';
@@ -25,7 +26,13 @@ const DIGEST_ROUTE = '{sha256:[0-9a-f]{64}}';
 interface CachedBody {
   bytes: Uint8Array;
   digest: Sha256Digest;
-  headers: Record<string, string>;
+  etag: string;
+  /**
+   * Built once per entry, exactly as Hono's Headers put them on the wire before (lowercase names in sorted
+   * order): the hot read path hands this plain object to `new Response` with no per-request Headers work.
+   */
+  headers: Readonly<Record<string, string>>;
+  notModifiedHeaders: Readonly<Record<string, string>>;
 }
 
 type AppEnv = { Variables: { publisher: PublisherRecord } };
@@ -234,14 +241,17 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
 
   /** Every read re-checks sha256(bytes) against the digest before a byte is sent. */
   function sendVerified(c: Context<AppEnv>, entry: CachedBody): Response {
-    if (`sha256:${computeSha256Hex(entry.bytes)}` !== entry.digest) {
+    // crypto.hash is the one-shot form of computeSha256Hex (no Hash object per call): about 1 µs less per send.
+    if (`sha256:${hash('sha256', entry.bytes, 'hex')}` !== entry.digest) {
       throw new ToolsealError('INTEGRITY_ERROR', 'stored bytes fail their digest; refusing to serve them');
     }
     const ifNoneMatch = c.req.header('If-None-Match');
-    if (ifNoneMatch !== undefined && ifNoneMatch.split(',').some((tag) => tag.trim() === entry.headers['ETag'])) {
-      return c.body(null, 304, { ETag: entry.headers['ETag']!, 'Cache-Control': IMMUTABLE });
+    if (ifNoneMatch !== undefined && ifNoneMatch.split(',').some((tag) => tag.trim() === entry.etag)) {
+      return new Response(null, { status: 304, headers: entry.notModifiedHeaders });
     }
-    return c.body(entry.bytes as Uint8Array<ArrayBuffer>, 200, entry.headers);
+    // The prebuilt plain header object goes to one writeHead in @hono/node-server; c.body() would build a
+    // Headers per send and @hono/node-server would turn it back into an object.
+    return new Response(entry.bytes as Uint8Array<ArrayBuffer>, { status: 200, headers: entry.headers });
   }
 }
 
@@ -256,18 +266,21 @@ class ImmutableBodyCache {
   }
 
   put(key: string, bytes: Uint8Array, digest: Sha256Digest, link: string): CachedBody {
+    const etag = `"${digest}"`;
     const entry: CachedBody = {
       bytes,
       digest,
+      etag,
       headers: {
-        'Content-Type': JSON_TYPE,
-        'Content-Length': String(bytes.byteLength),
-        ETag: `"${digest}"`,
+        'cache-control': IMMUTABLE,
+        'content-length': String(bytes.byteLength),
+        'content-type': JSON_TYPE,
+        etag,
+        link,
         // RFC 9530 §3: Repr-Digest with the sha-256 algorithm, a structured-field byte sequence.
-        'Repr-Digest': `sha-256=:${Buffer.from(digest.slice('sha256:'.length), 'hex').toString('base64')}:`,
-        'Cache-Control': IMMUTABLE,
-        Link: link,
+        'repr-digest': `sha-256=:${Buffer.from(digest.slice('sha256:'.length), 'hex').toString('base64')}:`,
       },
+      notModifiedHeaders: { 'cache-control': IMMUTABLE, etag },
     };
     if (this.capacity > 0 && bytes.byteLength <= this.capacity / 4) {
       while (this.bytes + bytes.byteLength > this.capacity && this.entries.size > 0) {
