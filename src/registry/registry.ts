@@ -10,6 +10,7 @@ import {
   runPipeline,
   type JsonValue,
   type PipelineLimits,
+  type PipelineResult,
   type RenamedTool,
   type Sha256Digest,
 } from '../pipeline/index.ts';
@@ -48,6 +49,13 @@ export interface PublishOutcome {
   size: number;
   renamedTools: RenamedTool[];
   inclusion: InclusionProof;
+}
+
+interface PendingPublish {
+  result: PipelineResult;
+  publisher: PublisherRecord;
+  resolve: (outcome: { created: boolean; record: VersionRecord }) => void;
+  reject: (error: unknown) => void;
 }
 
 export interface StoredManifest {
@@ -144,9 +152,14 @@ export class Registry {
   // ── publish ─────────────────────────────────────────────────────────────
 
   /**
-   * Run the pipeline over the uploaded bytes, then in one transaction: sign, store bytes and attestation,
-   * append the attestation to the log. Same name@version with the same digest is idempotent; with other
-   * bytes it is VERSION_EXISTS and nothing changes. Answers once a checkpoint includes the new leaf.
+   * Run the pipeline over the uploaded bytes, then store the publish atomically: sign, store bytes and
+   * attestation, append the attestation to the log. Same name@version with the same digest is idempotent;
+   * with other bytes it is VERSION_EXISTS and nothing changes. Answers only after the commit (and the
+   * signed checkpoint that includes the new leaf) are durable.
+   *
+   * Group commit: publishes that arrive in the same turn of the event loop share one SQLite transaction
+   * (one fsync under synchronous=FULL), each inside its own SAVEPOINT, so a refused publish rolls back
+   * alone and a successful one is all or nothing. The batch's checkpoint is signed in the same transaction.
    */
   async publish(bytes: Uint8Array, publisher: PublisherRecord): Promise<PublishOutcome> {
     const result = runPipeline(bytes, this.limits);
@@ -154,47 +167,82 @@ export class Registry {
     if (namespace.toLowerCase() !== publisher.namespace.toLowerCase()) {
       throw new ToolsealError('FORBIDDEN', `namespace ${namespace} does not belong to this publisher`, { pointer: '/name' });
     }
-    const { created, record } = this.store.transaction(() => {
-      const existing = this.store.getVersion(result.name, result.version);
-      if (existing) {
-        if (existing.digest === result.digest) return { created: false, record: existing };
-        throw new ToolsealError('VERSION_EXISTS', `${result.name}@${result.version} already exists with digest ${existing.digest}; publish a new version`, {
-          pointer: '/version',
-        });
-      }
-      const key = this.currentSigningKey();
-      const previous = this.store.getLatestStoredVersion(result.name);
-      const storedAt = this.clock().toISOString();
-      const statement = buildPublishStatement({
-        name: result.name,
-        version: result.version,
-        digest: result.digest,
-        predicate: {
-          registry: this.origin,
-          publisher: publisher.namespace,
-          storedAt,
-          policy: PIPELINE_POLICY_VERSION,
-          size: result.size,
-          previousDigest: (previous?.digest as Sha256Digest | undefined) ?? null,
-        },
-      });
-      const attestation = signStatement(statement, key);
-      this.store.insertBlobIfAbsent(result.digest, result.canonicalBytes);
-      const logIndex = this.log.appendLeaf('attestation', attestation);
-      const inserted = this.store.insertVersion({
-        name: result.name,
-        version: result.version,
-        digest: result.digest,
-        publisherId: publisher.id,
-        storedAt,
-        attestation: Buffer.from(attestation),
-        kid: key.kid,
-        logIndex,
-      });
-      return { created: true, record: inserted };
+    const { created, record } = await new Promise<{ created: boolean; record: VersionRecord }>((resolve, reject) => {
+      this.pendingPublishes.push({ result, publisher, resolve, reject });
+      if (this.pendingPublishes.length === 1) setImmediate(() => this.commitPendingPublishes());
     });
     const checkpoint = await this.log.awaitCheckpointIncluding(record.logIndex);
     return { created, record, size: result.size, renamedTools: result.renamedTools, inclusion: this.log.proveInclusion(record.logIndex, checkpoint) };
+  }
+
+  private pendingPublishes: PendingPublish[] = [];
+
+  /** Commit every queued publish in one transaction; settle each caller only after the commit. */
+  private commitPendingPublishes(): void {
+    const batch = this.pendingPublishes;
+    this.pendingPublishes = [];
+    const settlements: (() => void)[] = [];
+    try {
+      this.store.transaction(() => {
+        const key = this.currentSigningKey();
+        let appended = false;
+        for (const item of batch) {
+          try {
+            const outcome = this.store.savepoint(() => this.storePublish(item.result, item.publisher, key));
+            appended ||= outcome.created;
+            settlements.push(() => item.resolve(outcome));
+          } catch (error) {
+            settlements.push(() => item.reject(error));
+          }
+        }
+        // Signed before the commit: an acknowledged publish is in a signed checkpoint, never only in the tree.
+        if (appended) this.log.signLatestCheckpoint();
+      });
+    } catch (error) {
+      for (const item of batch) item.reject(error);
+      return;
+    }
+    for (const settle of settlements) settle();
+  }
+
+  /** One publish, inside the batch transaction: idempotent on the same digest, VERSION_EXISTS otherwise. */
+  private storePublish(result: PipelineResult, publisher: PublisherRecord, key: SigningKey): { created: boolean; record: VersionRecord } {
+    const existing = this.store.getVersion(result.name, result.version);
+    if (existing) {
+      if (existing.digest === result.digest) return { created: false, record: existing };
+      throw new ToolsealError('VERSION_EXISTS', `${result.name}@${result.version} already exists with digest ${existing.digest}; publish a new version`, {
+        pointer: '/version',
+      });
+    }
+    const previous = this.store.getLatestStoredVersion(result.name);
+    const storedAt = this.clock().toISOString();
+    const statement = buildPublishStatement({
+      name: result.name,
+      version: result.version,
+      digest: result.digest,
+      predicate: {
+        registry: this.origin,
+        publisher: publisher.namespace,
+        storedAt,
+        policy: PIPELINE_POLICY_VERSION,
+        size: result.size,
+        previousDigest: (previous?.digest as Sha256Digest | undefined) ?? null,
+      },
+    });
+    const attestation = signStatement(statement, key);
+    this.store.insertBlobIfAbsent(result.digest, result.canonicalBytes);
+    const logIndex = this.log.appendLeaf('attestation', attestation);
+    const record = this.store.insertVersion({
+      name: result.name,
+      version: result.version,
+      digest: result.digest,
+      publisherId: publisher.id,
+      storedAt,
+      attestation: Buffer.from(attestation),
+      kid: key.kid,
+      logIndex,
+    });
+    return { created: true, record };
   }
 
   // ── reads ───────────────────────────────────────────────────────────────
@@ -352,9 +400,9 @@ export class Registry {
 
   /** The active key, reloaded if another process (e.g. `toolseal keys rotate`) rotated it. */
   private currentSigningKey(): SigningKey {
-    const active = this.store.listSigningKeys().find((key) => key.notAfter === null);
-    if (!active) throw new ToolsealError('INTERNAL', 'the registry has no active signing key');
-    if (active.kid !== this.signingKey.kid) this.signingKey = loadSigningKey(this.keysDir, active.kid);
+    const activeKid = this.store.activeSigningKid();
+    if (activeKid === undefined) throw new ToolsealError('INTERNAL', 'the registry has no active signing key');
+    if (activeKid !== this.signingKey.kid) this.signingKey = loadSigningKey(this.keysDir, activeKid);
     return this.signingKey;
   }
 

@@ -4,7 +4,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { and, asc, desc, eq, gt, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, sql } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { ToolsealError } from '../errors.ts';
@@ -102,25 +102,38 @@ export function openStore(options: OpenStoreOptions): Store {
 export class Store {
   private readonly statements;
 
+  /**
+   * Statements on the publish and proof paths, prepared once on the client itself: drizzle's result mapping
+   * costs more than the query for these point reads and writes.
+   */
+  private readonly raw;
+
   constructor(
     private readonly db: BetterSQLite3Database<typeof schema>,
     readonly client: Database.Database,
   ) {
+    const versionColumns =
+      'id, name, version, digest, publisher_id AS publisherId, stored_at AS storedAt, attestation, kid, log_index AS logIndex, ' +
+      'status, yank_reason AS yankReason, yanked_at AS yankedAt, yank_log_index AS yankLogIndex';
+    this.raw = {
+      versionByNameVersion: client.prepare(`SELECT ${versionColumns} FROM manifest_versions WHERE name = ? AND version = ?`),
+      latestVersionOf: client.prepare(`SELECT ${versionColumns} FROM manifest_versions WHERE name = ? ORDER BY id DESC LIMIT 1`),
+      insertBlobIfAbsent: client.prepare('INSERT INTO blobs (digest, bytes, size) VALUES (?, ?, ?) ON CONFLICT DO NOTHING'),
+      insertVersion: client.prepare(
+        'INSERT INTO manifest_versions (name, version, digest, publisher_id, stored_at, attestation, kid, log_index) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      ),
+      activeSigningKid: client.prepare('SELECT kid FROM signing_keys WHERE not_after IS NULL ORDER BY not_before DESC LIMIT 1').pluck(),
+      logNode: client.prepare('SELECT hash FROM log_nodes WHERE level = ? AND idx = ?').pluck(),
+      latestCheckpoint: client.prepare(
+        'SELECT size, root_hash AS rootHash, note, created_at AS createdAt FROM log_checkpoints ORDER BY size DESC LIMIT 1',
+      ),
+    };
     const p = sql.placeholder;
     this.statements = {
-      versionByNameVersion: db.select().from(manifestVersions)
-        .where(and(eq(manifestVersions.name, p('name')), eq(manifestVersions.version, p('version'))))
-        .prepare(),
       blobByDigest: db.select().from(blobs).where(eq(blobs.digest, p('digest'))).prepare(),
       publisherByTokenHash: db.select().from(publishers).where(eq(publishers.tokenHash, p('tokenHash'))).prepare(),
       publisherById: db.select().from(publishers).where(eq(publishers.id, p('id'))).prepare(),
-      latestVersionOf: db.select().from(manifestVersions)
-        .where(eq(manifestVersions.name, p('name')))
-        .orderBy(desc(manifestVersions.id)).limit(1).prepare(),
-      logNode: db.select({ hash: logNodes.hash }).from(logNodes)
-        .where(and(eq(logNodes.level, p('level')), eq(logNodes.index, p('index')))).prepare(),
       logSize: db.select({ size: sql<number>`coalesce(max(${logEntries.index}) + 1, 0)` }).from(logEntries).prepare(),
-      latestCheckpoint: db.select().from(logCheckpoints).orderBy(desc(logCheckpoints.size)).limit(1).prepare(),
       insertNode: db.insert(logNodes).values({ level: p('level'), index: p('index'), hash: p('hash') }).prepare(),
       insertEntry: db.insert(logEntries).values({ index: p('index'), kind: p('kind'), data: p('data'), leafHash: p('leafHash') }).prepare(),
     };
@@ -129,6 +142,15 @@ export class Store {
   /** Run `work` in one SQLite transaction (synchronous, BEGIN IMMEDIATE: one writer at a time). */
   transaction<T>(work: () => T): T {
     return this.client.transaction(work).immediate();
+  }
+
+  /**
+   * Run `work` inside the current transaction as a SAVEPOINT: if it throws, only its own writes are rolled
+   * back and the error propagates; the enclosing transaction goes on (group commit of several publishes).
+   */
+  savepoint<T>(work: () => T): T {
+    if (!this.client.inTransaction) throw new ToolsealError('INTERNAL', 'a savepoint needs an enclosing transaction');
+    return this.client.transaction(work)();
   }
 
   close(): void {
@@ -165,8 +187,7 @@ export class Store {
   // ── blobs and versions ──────────────────────────────────────────────────
 
   insertBlobIfAbsent(digest: string, bytes: Uint8Array): void {
-    this.db.insert(blobs).values({ digest, bytes: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), size: bytes.byteLength })
-      .onConflictDoNothing().run();
+    this.raw.insertBlobIfAbsent.run(digest, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), bytes.byteLength);
   }
 
   getBlob(digest: string): BlobRecord | undefined {
@@ -174,17 +195,20 @@ export class Store {
   }
 
   getVersion(name: string, version: string): VersionRecord | undefined {
-    return this.statements.versionByNameVersion.get({ name, version }) as VersionRecord | undefined;
+    return this.raw.versionByNameVersion.get(name, version) as VersionRecord | undefined;
   }
 
   /** The most recently stored version of `name` (any status), for the attestation's previousDigest. */
   getLatestStoredVersion(name: string): VersionRecord | undefined {
-    return this.statements.latestVersionOf.get({ name }) as VersionRecord | undefined;
+    return this.raw.latestVersionOf.get(name) as VersionRecord | undefined;
   }
 
   insertVersion(row: Omit<VersionRecord, 'id' | 'status' | 'yankReason' | 'yankedAt' | 'yankLogIndex'>): VersionRecord {
     try {
-      return this.db.insert(manifestVersions).values(row).returning().get() as VersionRecord;
+      const { lastInsertRowid } = this.raw.insertVersion.run(
+        row.name, row.version, row.digest, row.publisherId, row.storedAt, row.attestation, row.kid, row.logIndex,
+      );
+      return { ...row, id: Number(lastInsertRowid), status: 'active', yankReason: null, yankedAt: null, yankLogIndex: null };
     } catch (cause) {
       if (isUniqueViolation(cause)) throw new ToolsealError('VERSION_EXISTS', `${row.name}@${row.version} already exists`, { cause });
       throw cause;
@@ -231,6 +255,11 @@ export class Store {
 
   // ── signing keys ────────────────────────────────────────────────────────
 
+  /** The kid of the key without `notAfter` (the active one), if any. */
+  activeSigningKid(): string | undefined {
+    return this.raw.activeSigningKid.get() as string | undefined;
+  }
+
   listSigningKeys(): SigningKeyRecord[] {
     return this.db.select().from(signingKeys).orderBy(asc(signingKeys.notBefore)).all();
   }
@@ -250,7 +279,7 @@ export class Store {
   }
 
   readLogNode(level: number, index: number): Buffer | undefined {
-    return this.statements.logNode.get({ level, index })?.hash;
+    return this.raw.logNode.get(level, index) as Buffer | undefined;
   }
 
   insertLogEntry(entry: LogEntryRecord): void {
@@ -277,7 +306,7 @@ export class Store {
   }
 
   latestCheckpoint(): CheckpointRecord | undefined {
-    return this.statements.latestCheckpoint.get();
+    return this.raw.latestCheckpoint.get() as CheckpointRecord | undefined;
   }
 
   getCheckpoint(size: number): CheckpointRecord | undefined {

@@ -40,6 +40,8 @@ export const manifestVersions = sqliteTable(
   },
   (table) => [
     uniqueIndex('manifest_versions_name_version').on(table.name, table.version),
+    /** The latest stored version of a name (previousDigest) without sorting every version. */
+    index('manifest_versions_name_id').on(table.name, table.id),
     index('manifest_versions_digest').on(table.digest),
     check('manifest_versions_status', sql`${table.status} IN ('active', 'yanked')`),
   ],

@@ -1,0 +1,1 @@
+CREATE INDEX `manifest_versions_name_id` ON `manifest_versions` (`name`,`id`);
