@@ -2,8 +2,8 @@
 
 import { hash } from 'node:crypto';
 import { Hono, type Context } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { ToolsealError, httpStatusByCode, type ErrorCode } from '../errors.ts';
+import { readBodyWithin } from './body.ts';
 import { computeSha256Hex, parseStrict, type Sha256Digest } from '../pipeline/index.ts';
 import { computeEntryBundleWidth, computeTileWidth, formatEntryBundle, formatTlogProof, parseTilePath, readTile } from '../log/index.ts';
 import type { InclusionProof, PublisherRecord, PublishOutcome, Registry } from '../registry/index.ts';
@@ -70,13 +70,9 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       c.set('publisher', registry.authenticate(c.req.header('Authorization')));
       return next();
     },
-    bodyLimit({
-      maxSize: maxBodyBytes,
-      onError: (c) => problem(c, 'TOO_LARGE', `manifest body exceeds ${maxBodyBytes} bytes`),
-    }),
     async (c) => {
       // Bytes, never c.req.json()/text(): those accept duplicate keys, round big integers, drop a BOM.
-      const bytes = new Uint8Array(await c.req.arrayBuffer());
+      const bytes = await readBodyWithin(c, maxBodyBytes, 'manifest body');
       const outcome = await registry.publish(bytes, c.get('publisher'));
       const location = versionPath(outcome.record.name, outcome.record.version);
       c.header('Location', location);
@@ -143,8 +139,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
 
   app.post('/v1/manifests/:namespace/:name/:version/yank', async (c) => {
     const publisher = registry.authenticate(c.req.header('Authorization'));
-    const body = new Uint8Array(await c.req.arrayBuffer());
-    if (body.byteLength > 16 * 1024) throw new ToolsealError('TOO_LARGE', 'yank body exceeds 16 KiB');
+    const body = await readBodyWithin(c, 16 * 1024, 'yank body');
     const parsed = parseStrict(body).value;
     const reason = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? parsed['reason'] : undefined;
     if (typeof reason !== 'string') throw new ToolsealError('BAD_REQUEST', 'body must be {"reason": "<why>"}', { pointer: '/reason' });
