@@ -45,11 +45,26 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>({ strict: true });
 
   app.onError((error, c) => {
-    if (error instanceof ToolsealError) return problem(c, error.code, error.message, error.pointer);
+    if (error instanceof ToolsealError) {
+      const response = problem(c, error.code, error.message, error.pointer);
+      // RFC 9110 §11.6.1: a 401 names the authentication scheme it wants.
+      if (error.code === 'UNAUTHENTICATED') response.headers.set('WWW-Authenticate', 'Bearer realm="toolseal"');
+      return response;
+    }
     (deps.onUnexpectedError ?? ((e) => console.error('toolseal: unexpected error', e)))(error);
     return problem(c, 'INTERNAL', 'internal error');
   });
-  app.notFound((c) => problem(c, 'NOT_FOUND', `no route for ${c.req.method} ${new URL(c.req.url).pathname}`));
+  app.notFound((c) => {
+    // A known path with another method is 405 with Allow (RFC 9110 §15.5.6), not 404.
+    const path = new URL(c.req.url).pathname;
+    const allowed = allowedMethods(path);
+    if (allowed.length > 0 && !allowed.includes(c.req.method)) {
+      const response = problem(c, 'METHOD_NOT_ALLOWED', `${c.req.method} is not allowed on ${path}; use ${allowed.join(' or ')}`);
+      response.headers.set('Allow', allowed.join(', '));
+      return response;
+    }
+    return problem(c, 'NOT_FOUND', `no route for ${c.req.method} ${path}`);
+  });
 
   app.get('/healthz', (c) => {
     const checkpoint = registry.latestCheckpoint();
@@ -166,11 +181,12 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     return sendVerified(c, entry);
   });
 
-  app.get(`/v1/attestations/:digest${DIGEST_ROUTE}`, (c) => {
+  app.get(`/v1/attestations/:digest${DIGEST_ROUTE}`, async (c) => {
     const digest = c.req.param('digest');
     const bindings = registry.listBindings(digest);
     if (bindings.length === 0) throw new ToolsealError('NOT_FOUND', `no attestation covers ${digest}`);
-    const checkpoint = registry.latestCheckpoint();
+    // Every binding's leaf is in a signed checkpoint before its publish is acknowledged; wait, never 404, if not.
+    const checkpoint = await registry.log.awaitCheckpointIncluding(Math.max(...bindings.map((binding) => binding.logIndex)));
     c.header('Cache-Control', 'no-cache');
     return c.json({
       digest,
@@ -241,13 +257,32 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       throw new ToolsealError('INTEGRITY_ERROR', 'stored bytes fail their digest; refusing to serve them');
     }
     const ifNoneMatch = c.req.header('If-None-Match');
-    if (ifNoneMatch !== undefined && ifNoneMatch.split(',').some((tag) => tag.trim() === entry.etag)) {
+    // RFC 9110 §13.1.2: If-None-Match uses the weak comparison (W/ is ignored) and `*` matches any current representation.
+    if (ifNoneMatch !== undefined && ifNoneMatch.split(',').some((tag) => matchesEntityTag(tag.trim(), entry.etag))) {
       return new Response(null, { status: 304, headers: entry.notModifiedHeaders });
     }
     // The prebuilt plain header object goes to one writeHead in @hono/node-server; c.body() would build a
     // Headers per send and @hono/node-server would turn it back into an object.
     return new Response(entry.bytes as Uint8Array<ArrayBuffer>, { status: 200, headers: entry.headers });
   }
+}
+
+/** The methods each route family answers, for 405 responses. */
+const routeMethods: [RegExp, string[]][] = [
+  [/^\/v1\/manifests$/, ['GET', 'HEAD', 'POST']],
+  [/^\/v1\/manifests\/[^/]+\/[^/]+\/[^/]+\/yank$/, ['POST']],
+  [/^\/v1\/manifests\/[^/]+\/[^/]+(\/[^/]+(\/attestation)?)?$/, ['GET', 'HEAD']],
+  [/^\/v1\/(blobs|attestations)\/sha256:[0-9a-f]{64}$/, ['GET', 'HEAD']],
+  [/^\/v1\/log\/(checkpoint|key|tile\/.+|proof\/(inclusion|consistency))$/, ['GET', 'HEAD']],
+  [/^\/(healthz|\.well-known\/jwks\.json)$/, ['GET', 'HEAD']],
+];
+
+function allowedMethods(path: string): string[] {
+  return routeMethods.find(([pattern]) => pattern.test(path))?.[1] ?? [];
+}
+
+function matchesEntityTag(candidate: string, etag: string): boolean {
+  return candidate === '*' || candidate === etag || candidate === `W/${etag}`;
 }
 
 class ImmutableBodyCache {

@@ -106,6 +106,26 @@ describe('GET /v1/manifests/{ns}/{name}/{version}', () => {
     expect(Buffer.from(await bodyBytes(other)).equals(Buffer.from(canonical))).toBe(true);
   });
 
+  it('If-None-Match compares weakly (RFC 9110 §13.1.2): W/"…" and * give 304 too', async () => {
+    const etag = `"${digestOfBytes(canonical)}"`;
+    for (const header of [`W/${etag}`, '*', `W/"sha256:${'1'.repeat(64)}", W/${etag}`]) {
+      const response = await env.app.request('/v1/manifests/io.github.acme/widgets/1.0.0', { headers: { 'If-None-Match': header } });
+      expect(response.status, header).toBe(304);
+    }
+  });
+
+  it('a known path with another method is 405 METHOD_NOT_ALLOWED with Allow; a 401 names the Bearer scheme', async () => {
+    const put = await env.app.request('/v1/manifests/io.github.acme/widgets/1.0.0', { method: 'PUT', body: '{}' });
+    await expectProblem(put, 'METHOD_NOT_ALLOWED');
+    expect(put.headers.get('Allow')).toBe('GET, HEAD');
+    const deleteAll = await env.app.request('/v1/manifests', { method: 'DELETE' });
+    await expectProblem(deleteAll, 'METHOD_NOT_ALLOWED');
+    expect(deleteAll.headers.get('Allow')).toBe('GET, HEAD, POST');
+    const unauthenticated = await env.app.request('/v1/manifests', { method: 'POST', body: '{}' });
+    await expectProblem(unauthenticated, 'UNAUTHENTICATED');
+    expect(unauthenticated.headers.get('WWW-Authenticate')).toBe('Bearer realm="toolseal"');
+  });
+
   it('404 NOT_FOUND problems for an unknown version, an unknown name, and no route', async () => {
     await expectProblem(await env.app.request('/v1/manifests/io.github.acme/widgets/9.9.9'), 'NOT_FOUND');
     await expectProblem(await env.app.request('/v1/manifests/io.github.acme/nothing/1.0.0'), 'NOT_FOUND');
