@@ -9,6 +9,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { runPipeline } from '../src/pipeline/index.ts';
 import { fixtureCommand, repoRoot, startTestRegistry, toolsealBin } from '../test/fixtures/guard-env.ts';
 import { FIXTURE_MANIFEST_NAME, fixtureTools } from '../test/fixtures/mcp-tools.ts';
+import { median } from './bench-stats.ts';
 
 const CALLS_PER_ROUND = 200;
 const ROUNDS = 10;
@@ -16,11 +17,6 @@ const WARMUP_CALLS = 200;
 const LISTS_PER_ROUND = 20;
 const VERSION = '1.0.0';
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-}
 
 async function connect(command: string[]): Promise<Client> {
   const client = new Client({ name: 'bench-guard', version: '1.0.0' });

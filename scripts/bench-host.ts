@@ -39,6 +39,7 @@ import {
   signCheckpoint,
 } from '../src/log/index.ts';
 import { verifyFetched, type VerifyFetchedInput } from '../src/host/index.ts';
+import { measureAlternating, median } from './bench-stats.ts';
 
 const ROUNDS = 9;
 const ROUND_MS = 150;
@@ -146,10 +147,6 @@ function perCpuSecond(count: number, since: NodeJS.CpuUsage): number {
   return (count * 1_000_000) / Math.max(1, used.user + used.system);
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
 
 const format = (value: number, digits = 0): string => value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 const micros = (perSecond: number): string => `${format(1_000_000 / perSecond, 1)} µs`;
@@ -175,31 +172,14 @@ export async function benchHost(): Promise<string[]> {
 
   rate(full, WARMUP_MS / 2);
   rate(raw, WARMUP_MS / 2);
-  const fullRates: number[] = [];
-  const rawRates: number[] = [];
-  for (let round = 0; round < ROUNDS; round++) {
-    if (round % 2 === 0) {
-      fullRates.push(rate(full, ROUND_MS));
-      rawRates.push(rate(raw, ROUND_MS));
-    } else {
-      rawRates.push(rate(raw, ROUND_MS));
-      fullRates.push(rate(full, ROUND_MS));
-    }
-    await new Promise((done) => setImmediate(done));
-  }
+  const { first: fullRates, second: rawRates } = await measureAlternating(ROUNDS, () => rate(full, ROUND_MS), () => rate(raw, ROUND_MS));
   await rateAsync(attestationJose, WARMUP_MS / 4);
   rate(attestationSync, WARMUP_MS / 4);
-  const syncRates: number[] = [];
-  const joseRates: number[] = [];
-  for (let round = 0; round < 5; round++) {
-    if (round % 2 === 0) {
-      syncRates.push(rate(attestationSync, ROUND_MS / 2));
-      joseRates.push(await rateAsync(attestationJose, ROUND_MS / 2));
-    } else {
-      joseRates.push(await rateAsync(attestationJose, ROUND_MS / 2));
-      syncRates.push(rate(attestationSync, ROUND_MS / 2));
-    }
-  }
+  const { first: syncRates, second: joseRates } = await measureAlternating(
+    5,
+    () => rate(attestationSync, ROUND_MS / 2),
+    () => rateAsync(attestationJose, ROUND_MS / 2),
+  );
 
   const fullRate = median(fullRates);
   const rawRate = median(rawRates);

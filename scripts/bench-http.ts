@@ -22,6 +22,7 @@ import { openRegistry, TransparencyLog, type PublisherRecord, type Registry } fr
 import { loadOrCreateLogKey } from '../src/attest/index.ts';
 import { openStore, type Store } from '../src/store/index.ts';
 import type { LoadJob, LoadReply, LoadResult } from './bench-http-load.ts';
+import { median } from './bench-stats.ts';
 
 const MANIFEST_FILE = fileURLToPath(new URL('../manifests/payments.json', import.meta.url));
 const NAMESPACE = 'io.github.acme';
@@ -45,11 +46,6 @@ const LOG_BATCH = 100;
 
 // ── helpers ─────────────────────────────────────────────────────────────
 
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-}
 
 function fmt(value: number, digits = 0): string {
   return value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });

@@ -13,6 +13,7 @@ import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseStrict, runPipeline, type JsonObject, type JsonValue } from '../src/pipeline/index.ts';
+import { measureAlternating, median } from './bench-stats.ts';
 
 const ROUNDS = 9;
 const ROUND_MS = 120;
@@ -95,11 +96,6 @@ function opsPerSecond(fn: () => number, ms: number): number {
   return (calls * 1000) / elapsed;
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
 
 function format(n: number): string {
   return n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(1);
@@ -121,20 +117,9 @@ export async function benchPipeline(): Promise<string[]> {
     pipeline();
     opsPerSecond(baseline, WARMUP_MS);
     opsPerSecond(pipeline, WARMUP_MS);
-    const pipelineRuns: number[] = [];
-    const baselineRuns: number[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      if (round % 2 === 0) {
-        baselineRuns.push(opsPerSecond(baseline, ROUND_MS));
-        pipelineRuns.push(opsPerSecond(pipeline, ROUND_MS));
-      } else {
-        pipelineRuns.push(opsPerSecond(pipeline, ROUND_MS));
-        baselineRuns.push(opsPerSecond(baseline, ROUND_MS));
-      }
-      await new Promise((resolve) => setImmediate(resolve)); // let the event loop (and GC) breathe between rounds
-    }
-    const p = median(pipelineRuns);
-    const b = median(baselineRuns);
+    const runs = await measureAlternating(ROUNDS, () => opsPerSecond(baseline, ROUND_MS), () => opsPerSecond(pipeline, ROUND_MS));
+    const p = median(runs.second);
+    const b = median(runs.first);
     const ratio = b / p;
     const verdict = input.targeted ? (ratio <= TARGET_RATIO ? 'ok' : 'MISSED') : '(none)';
     lines.push(
