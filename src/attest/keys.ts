@@ -78,14 +78,19 @@ export function loadSigningKey(keysDir: string, kid: string): SigningKey {
   return fromPrivateKey(privateKey, kid);
 }
 
-/** The log's checkpoint key: one file `log.private.jwk.json`, created on first use. */
-export function loadOrCreateLogKey(keysDir: string): SigningKey {
+/**
+ * The log's checkpoint key: one file `log.private.jwk.json`. It is created only when `mayCreate` (a log
+ * with no entries yet): a missing key for an existing log is refused, never silently replaced, since a new
+ * key would continue the same tree under another identity and break every pinned verifier.
+ */
+export function loadOrCreateLogKey(keysDir: string, mayCreate = true): SigningKey {
   const file = join(keysDir, 'log.private.jwk.json');
   let privateKey: KeyObject;
   try {
     privateKey = readPrivateJwk(file, 'the log key');
   } catch (error) {
     if (!(error instanceof ToolsealError) || !(error.cause && (error.cause as { code?: string }).code === 'ENOENT')) throw error;
+    if (!mayCreate) throw new ToolsealError('INTERNAL', 'the log key is missing from the keys folder, but this log already has entries; restore it (or point --keys at the right folder)');
     ({ privateKey } = generateKeyPairSync('ed25519'));
     mkdirSync(keysDir, { recursive: true, mode: 0o700 });
     writePrivateKeyFile(file, { ...privateKey.export({ format: 'jwk' }), use: 'tlog-checkpoint' });

@@ -28,7 +28,7 @@ export async function runFsckCommand(args: string[]): Promise<ExitCode> {
     let verifier: string | undefined;
     if (existsSync(join(keysDir, 'log.private.jwk.json')) && logStore) {
       const origin = logStore.note.slice(0, logStore.note.indexOf('\n'));
-      verifier = new TransparencyLog(store, loadOrCreateLogKey(keysDir), origin, () => new Date()).verifierString;
+      verifier = new TransparencyLog(store, loadOrCreateLogKey(keysDir, false), origin, () => new Date()).verifierString;
     }
     const report = await runFsck(store, verifier);
     if (values.json) {

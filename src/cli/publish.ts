@@ -2,7 +2,7 @@
 
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { ToolsealError, type ErrorCode } from '../errors.ts';
+import { ToolsealError, httpStatusByCode, type ErrorCode } from '../errors.ts';
 import { runPipeline } from '../pipeline/index.ts';
 import { verifyAttestation, type Jwks } from '../attest/index.ts';
 import { resolveRegistryUrl, resolveToken } from './config.ts';
@@ -33,9 +33,12 @@ export async function runPublishCommand(args: string[]): Promise<ExitCode> {
   });
   const body = (await response.json().catch(() => undefined)) as Record<string, unknown> | undefined;
   if (!response.ok || body === undefined) {
-    const code = (typeof body?.['code'] === 'string' ? body['code'] : 'FETCH_FAILED') as ErrorCode;
+    // The registry's own refusal codes (pipeline, auth, conflicts) are relayed; anything else, including a
+    // host-side verification code a hostile server might claim, becomes FETCH_FAILED.
+    const claimed = typeof body?.['code'] === 'string' ? body['code'] : undefined;
+    const code: ErrorCode = claimed !== undefined && isRegistryRefusalCode(claimed) ? claimed : 'FETCH_FAILED';
     const detail = typeof body?.['detail'] === 'string' ? body['detail'] : `HTTP ${response.status}`;
-    throw new ToolsealError(code, `registry refused the publish: ${detail}`, typeof body?.['pointer'] === 'string' ? { pointer: body['pointer'] } : undefined);
+    throw new ToolsealError(code, `registry refused the publish: ${claimed !== undefined && claimed !== code ? `${claimed}: ` : ''}${detail}`, typeof body?.['pointer'] === 'string' ? { pointer: body['pointer'] } : undefined);
   }
   if (body['digest'] !== local.digest) {
     throw new ToolsealError('DIGEST_MISMATCH', `the registry computed ${String(body['digest'])} but the local pipeline computed ${local.digest}; do not trust this registry's bytes`);
@@ -55,6 +58,14 @@ export async function runPublishCommand(args: string[]): Promise<ExitCode> {
     }) + '\n',
   );
   return 0;
+}
+
+const hostSideCodes = new Set<ErrorCode>([
+  'SIGNATURE_INVALID', 'SUBJECT_MISMATCH', 'UNKNOWN_KEY', 'KEY_NOT_VALID', 'NOT_IN_LOG', 'PIN_MISMATCH', 'DISPATCH_MISMATCH', 'DIGEST_MISMATCH', 'FETCH_FAILED',
+]);
+
+function isRegistryRefusalCode(code: string): code is ErrorCode {
+  return Object.prototype.hasOwnProperty.call(httpStatusByCode, code) && !hostSideCodes.has(code as ErrorCode);
 }
 
 async function request(url: string, init?: RequestInit): Promise<Response> {

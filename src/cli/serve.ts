@@ -3,8 +3,7 @@
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createApp } from '../http/app.ts';
-import { startHttpServer } from '../http/serve.ts';
+import { createApp, startHttpServer } from '../http/index.ts';
 import { openRegistry, createPublisher, type Registry } from '../registry/index.ts';
 import { openStore } from '../store/index.ts';
 import { ToolsealError } from '../errors.ts';
@@ -42,9 +41,9 @@ export async function runServeCommand(args: string[]): Promise<ExitCode> {
   try {
     // The origin is known once we listen (port 0 picks one), so the app is built after the port is bound;
     // until then (a few milliseconds) requests get 503.
-    let app: { fetch: (request: Request) => Response | Promise<Response> } | undefined;
+    let app: { fetch: (request: Request, env?: unknown) => Response | Promise<Response> } | undefined;
     const server = await startHttpServer(
-      { fetch: (request) => (app ? app.fetch(request) : new Response('starting', { status: 503, headers: { 'Retry-After': '1' } })) },
+      { fetch: (request, env) => (app ? app.fetch(request, env) : new Response('starting', { status: 503, headers: { 'Retry-After': '1' } })) },
       port,
     );
     const origin = values.origin ?? process.env['TOOLSEAL_ORIGIN'] ?? server.url;

@@ -247,7 +247,11 @@ export class ToolGuard {
 
   private serverMessage(item: unknown, findings: GuardFinding[]): Part {
     const pass: Part = { forward: 'original', reply: undefined };
-    if (!isObject(item) || 'method' in item) return pass;
+    if (!isObject(item)) return pass;
+    // A message is a response by its id and result/error, whatever else it carries: one that answers a pending
+    // tools/list is always checked, even if it also has a `method` member that a lenient client might ignore.
+    const isResponse = 'result' in item || 'error' in item;
+    if (!isResponse && 'method' in item) return pass;
     const id = requestIdOf(item);
     if (id === undefined) return pass;
     const key = idKey(id);

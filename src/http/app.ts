@@ -228,7 +228,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     if (tile.kind === 'entries') {
       const available = computeEntryBundleWidth(tile.index, size);
       if (available < tile.width) throw new ToolsealError('NOT_FOUND', 'that entry bundle is not in the latest checkpoint');
-      const entries = registry.store.readLogEntries(tile.index * 256, tile.index * 256 + tile.width).map((entry) => entry.data);
+      const entries = registry.readLogEntryData(tile.index * 256, tile.index * 256 + tile.width);
       return c.body(formatEntryBundle(entries) as Uint8Array<ArrayBuffer>, 200, TILE_HEADERS);
     }
     const available = computeTileWidth(tile.level, tile.index, size);

@@ -12,11 +12,12 @@ export interface RunningServer {
 }
 
 /** Listen on 127.0.0.1 only (port 0 picks a free port). */
-export function startHttpServer(app: { fetch: (request: Request) => Response | Promise<Response> }, port: number): Promise<RunningServer> {
+export function startHttpServer(app: { fetch: (request: Request, env?: unknown) => Response | Promise<Response> }, port: number): Promise<RunningServer> {
   return new Promise((resolve, reject) => {
     let closing = false;
     const inFlight = new Set<ServerResponse>();
-    const server = serve({ fetch: (request) => app.fetch(request), port, hostname: '127.0.0.1' }, (info: AddressInfo) => {
+    // The second argument carries @hono/node-server's bindings ({ incoming, outgoing }); pass it on.
+    const server = serve({ fetch: (request, env) => app.fetch(request, env), port, hostname: '127.0.0.1' }, (info: AddressInfo) => {
       resolve({
         port: info.port,
         url: `http://127.0.0.1:${info.port}`,

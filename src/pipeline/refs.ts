@@ -130,7 +130,8 @@ class SchemaInliner {
       this.refSites.push({ node, tokens });
     }
     const anchor = node['$anchor'];
-    if (anchor !== undefined) {
+    // An anchor under an embedded resource ($id below the root) belongs to that resource, not to `#`.
+    if (anchor !== undefined && !embedded) {
       if (typeof anchor !== 'string' || !anchorPattern.test(anchor)) {
         throw new ToolsealError('UNSUPPORTED_REF', '$anchor must be a plain name (2020-12 Core §8.2.2)', {
           pointer: this.pointer([...tokens, '$anchor']),
@@ -175,12 +176,27 @@ class SchemaInliner {
       if (!found) throw new ToolsealError('MISSING_REF', `no $anchor ${JSON.stringify(fragment)} in this schema`, { pointer: at });
       return found;
     }
-    // RFC 6901 §4 evaluation, §6 URI fragment form (already percent-decoded).
+    // RFC 6901 §4 evaluation, §6 URI fragment form (already percent-decoded). The walk may only pass through
+    // schema positions: a pointer into data (`const`, `default`, an unknown keyword) names no schema, and the
+    // scan never checked what lies there.
     let current: JsonValue = this.root;
+    let position: 'schema' | 'schema-array' | 'schema-map' = 'schema';
     const targetTokens: (string | number)[] = [];
     if (fragment !== '') {
       for (const raw of fragment.slice(1).split('/')) {
         const token = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+        if (position === 'schema') {
+          const shape = classifySchemaKeyword(token);
+          if (shape === 'data') {
+            throw new ToolsealError('UNSUPPORTED_REF', `$ref ${JSON.stringify(truncate(String(ref)))} points into ${JSON.stringify(token)}, which holds data, not a schema`, {
+              pointer: at,
+            });
+          }
+          const next: JsonValue | undefined = isJsonObjectValue(current) && hasOwn(current, token) ? current[token] : undefined;
+          position = shape === 'map' ? 'schema-map' : shape === 'array' || Array.isArray(next) ? 'schema-array' : 'schema';
+        } else {
+          position = 'schema';
+        }
         if (Array.isArray(current)) {
           const index = /^(0|[1-9][0-9]*)$/.test(token) ? Number(token) : -1;
           if (index < 0 || index >= current.length) throw missing();
@@ -363,6 +379,10 @@ class SchemaInliner {
   private pointer(tokens: readonly (string | number)[]): string {
     return formatPointer([...this.basePointer, ...tokens]);
   }
+}
+
+function isJsonObjectValue(value: JsonValue): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function measureData(value: JsonValue): Measure {

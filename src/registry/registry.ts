@@ -122,7 +122,8 @@ export class Registry {
     this.origin = options.origin;
     this.clock = options.clock ?? (() => new Date());
     this.limits = options.limits ?? {};
-    this.log = new TransparencyLog(this.store, loadOrCreateLogKey(this.keysDir), options.logOrigin, this.clock);
+    const logIsEmpty = this.store.getLogSize() === 0 && this.store.latestCheckpoint() === undefined;
+    this.log = new TransparencyLog(this.store, loadOrCreateLogKey(this.keysDir, logIsEmpty), options.logOrigin, this.clock);
     this.signingKey = this.loadActiveSigningKey() ?? this.generateFirstSigningKey();
   }
 
@@ -382,6 +383,11 @@ export class Registry {
     this.signingKey = fresh;
     await this.log.awaitCheckpointIncluding(this.store.getLogSize() - 1);
     return { retired, active: fresh.kid };
+  }
+
+  /** The leaf data of log entries [start, end), for entry bundles (C2SP tlog-tiles). */
+  readLogEntryData(start: number, end: number): Buffer[] {
+    return this.store.readLogEntries(start, end).map((entry) => entry.data);
   }
 
   latestCheckpoint(): CheckpointRecord | undefined {

@@ -155,6 +155,22 @@ describe('toolseal serve on 127.0.0.1', () => {
     expect(((await response.json()) as { code: string }).code).toBe('TOO_LARGE');
   });
 
+  it('413 for a chunked body (no Content-Length) that passes 1 MiB: the Node request stream is counted as it arrives', async () => {
+    const status = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const request = http.request(`${server.url}/v1/manifests`, { method: 'POST', headers: { Authorization: `Bearer ${devToken}`, 'Transfer-Encoding': 'chunked' } }, (response) => {
+        let body = '';
+        response.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+      });
+      request.on('error', reject);
+      const chunk = Buffer.alloc(64 * 1024, 0x20);
+      for (let i = 0; i < 17; i++) request.write(chunk);
+      request.end();
+    });
+    expect(status.status).toBe(413);
+    expect((JSON.parse(status.body) as { code: string }).code).toBe('TOO_LARGE');
+  });
+
   it('SIGTERM: stops accepting, lets an in-flight publish on a keep-alive connection finish and close, then exits 0', async () => {
     const body = manifestBytes({ name: 'io.github.acme/inflight' });
     const half = Math.floor(body.byteLength / 2);

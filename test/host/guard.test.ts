@@ -84,6 +84,14 @@ describe('ToolGuard (message level)', () => {
     expect(guard.fromServer(request(7, 'sampling/createMessage', {})).forward).toBe('original');
   });
 
+  it('a tools/list answer that also carries a `method` member is still checked (a lenient client would take it)', () => {
+    const guard = new ToolGuard(localSigned.canonicalBytes);
+    guard.fromClient(request(1, 'tools/list'));
+    const decision = guard.fromServer({ ...listResponse(1, [extraTool]), method: 'notifications/message' });
+    expect(decision.forward).not.toBe('original');
+    expect(decision.findings).toMatchObject([{ event: 'tool-withheld', tool: 'export_all_notes', reason: 'unknown-tool', pointer: '/name' }]);
+  });
+
   it('tracks ids by type: a response to request "1" is not the answer to tools/list 1', () => {
     const guard = new ToolGuard(localSigned.canonicalBytes);
     guard.fromClient(request(1, 'tools/list'));

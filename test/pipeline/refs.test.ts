@@ -68,14 +68,18 @@ describe('local refs are inlined', () => {
   });
 
   it('an $anchor ref (#name) is resolved, and the inlined copy carries no $anchor or $id', () => {
+    // A pointer ref may name an embedded resource (its $id goes); a plain-name ref reaches anchors of `#` itself.
     const schema = {
       type: 'object',
-      properties: { a: { $ref: '#addr' }, b: { $ref: '#addr' } },
-      $defs: { address: { $anchor: 'addr', $id: 'https://example.com/address', type: 'object', properties: { street: { type: 'string' } } } },
+      properties: { a: { $ref: '#addr' }, b: { $ref: '#addr' }, c: { $ref: '#/$defs/located' } },
+      $defs: {
+        address: { $anchor: 'addr', type: 'object', properties: { street: { type: 'string' } } },
+        located: { $id: 'https://example.com/address', type: 'object', properties: { street: { type: 'string' } } },
+      },
     };
     const out = inlined(schema);
     const address = { type: 'object', properties: { street: { type: 'string' } } };
-    expect(out).toEqual({ type: 'object', properties: { a: address, b: address } });
+    expect(out).toEqual({ type: 'object', properties: { a: address, b: address, c: address } });
     expect(allKeys(out).has('$anchor')).toBe(false);
     expect(allKeys(out).has('$id')).toBe(false);
   });
@@ -311,6 +315,29 @@ describe('refs that cannot be inlined are refused', () => {
     refuses({ type: 'object', allOf: [{}], properties: { a: { $ref: ref } } }, 'MISSING_REF', `${IN}/properties/a/$ref`);
   });
 
+  it('a ref may only point at a schema position: into data or an unknown keyword is UNSUPPORTED_REF (nothing unchecked is inlined)', () => {
+    refuses(
+      { type: 'object', 'x-lib': { $dynamicRef: 'https://evil.example/s.json#meta' }, properties: { a: { $ref: '#/x-lib' } } },
+      'UNSUPPORTED_REF',
+      `${IN}/properties/a/$ref`,
+    );
+    refuses({ type: 'object', 'x-lib': { enum: ['e\u0301'] }, properties: { a: { $ref: '#/x-lib' } } }, 'UNSUPPORTED_REF', `${IN}/properties/a/$ref`);
+    refuses({ type: 'object', properties: { a: { const: { type: 'string' } }, b: { $ref: '#/properties/a/const' } } }, 'UNSUPPORTED_REF', `${IN}/properties/b/$ref`);
+    // Schema positions all the way down still resolve: a map, an array of schemas, draft-07 array items.
+    expect(inlined({ type: 'object', properties: { a: { anyOf: [{ type: 'string' }] }, b: { $ref: '#/properties/a/anyOf/0' } } })).toEqual({
+      type: 'object',
+      properties: { a: { anyOf: [{ type: 'string' }] }, b: { type: 'string' } },
+    });
+  });
+
+  it('a plain-name ref does not reach an $anchor inside an embedded resource (nested $id): MISSING_REF', () => {
+    refuses(
+      { type: 'object', $defs: { emb: { $id: 'https://other.example/s', $defs: { inner: { $anchor: 'foo', type: 'string' } } } }, properties: { a: { $ref: '#foo' } } },
+      'MISSING_REF',
+      `${IN}/properties/a/$ref`,
+    );
+  });
+
   it('a dangling ref inside an unused root definition is refused too (MISSING_REF), not silently dropped', () => {
     refuses(
       { type: 'object', properties: { a: { $ref: '#/$defs/used' } }, $defs: { used: { type: 'string' }, unused: { $ref: '#/$defs/gone' } } },
@@ -535,7 +562,7 @@ describe('purity', () => {
     const bytes = oneToolBytes({
       type: 'object',
       properties: { a: { $ref: '#/$defs/x', description: 'first' }, b: { $ref: '#/$defs/x' }, c: { $ref: '#anchor' } },
-      $defs: { x: { type: 'object', properties: { n: { type: 'integer' } } }, y: { $anchor: 'anchor', $id: 'https://e/y', enum: [1] } },
+      $defs: { x: { type: 'object', properties: { n: { type: 'integer' } } }, y: { $anchor: 'anchor', enum: [1] }, z: { $id: 'https://e/z', enum: [2] } },
     });
     const input = (parseStrict(bytes).value as { tools: JsonObject[] }).tools[0]!['inputSchema'] as JsonObject;
     const before = JSON.stringify(input);
