@@ -3,7 +3,7 @@
 import { createPublicKey, sign as signEd25519, verify as verifyEd25519, type KeyObject } from 'node:crypto';
 import { flattenedVerify, importJWK, type CryptoKey, type FlattenedJWS } from 'jose';
 import { ToolsealError } from '../errors.ts';
-import { canonicalizeToBytes, computeSha256Hex, type Sha256Digest, type JsonValue } from '../pipeline/index.ts';
+import { canonicalizeToBytes, type Sha256Digest, type JsonValue } from '../pipeline/index.ts';
 import { SIGNING_ALG, type Jwks, type JwksKey, type SigningKey } from './keys.ts';
 import {
   ATTESTATION_JWS_TYPE,
@@ -215,9 +215,3 @@ function parseStatement(payload: Uint8Array): PublishStatement {
   }
   return statement;
 }
-
-/** Digest of bytes as `sha256:<hex>` — for callers checking bytes against a verified attestation. */
-export function digestOf(bytes: Uint8Array): Sha256Digest {
-  return `sha256:${computeSha256Hex(bytes)}`;
-}
-

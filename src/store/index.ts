@@ -309,10 +309,6 @@ export class Store {
     return this.raw.latestCheckpoint.get() as CheckpointRecord | undefined;
   }
 
-  getCheckpoint(size: number): CheckpointRecord | undefined {
-    return this.db.select().from(logCheckpoints).where(eq(logCheckpoints.size, size)).get();
-  }
-
   insertCheckpoint(row: CheckpointRecord): void {
     this.db.insert(logCheckpoints).values(row).run();
   }
