@@ -1,6 +1,6 @@
 // Stages 5 and 6: JCS canonical bytes (RFC 8785) and their SHA-256 digest, written `sha256:<hex>`.
 
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { ToolsealError } from '../errors.ts';
 import type { JsonValue } from './json.ts';
@@ -26,8 +26,9 @@ export function canonicalizeToText(value: JsonValue): string {
   return text;
 }
 
+/** One-shot SHA-256 (no Hash object per call: it runs on every read of the HTTP read path). */
 export function computeSha256Hex(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex');
+  return hash('sha256', bytes, 'hex');
 }
 
 export function computeDigest(bytes: Uint8Array): Sha256Digest {
