@@ -1,6 +1,7 @@
 // HTTP bench: figures as ratios against baselines measured in the same run, so a noisy shared machine moves both.
 //   1. GET by version through a real toolseal server vs a bare node:http server serving the same bytes and headers.
-//   2. Publish over HTTP (distinct versions, synchronous=FULL on a temp dir) vs the in-process pipeline on the same bytes.
+//   2. Publish over HTTP (distinct versions, synchronous=FULL on a temp dir), with the pipeline on worker threads as
+//      `toolseal serve` runs it here and on the event loop, vs the in-process pipeline on the same bytes.
 //   3. Transparency-log storage per entry in SQLite (dbstat), with and without the leaf data.
 // The load generator (autocannon) runs in a forked child process (scripts/bench-http-load.ts) and the servers in this
 // one, so on 2 cores client and server do not share an event loop, and process.cpuUsage() here is the servers' cost.
@@ -18,7 +19,15 @@ import Database from 'better-sqlite3';
 import { createApp, versionPath } from '../src/http/app.ts';
 import { startHttpServer, type RunningServer } from '../src/http/serve.ts';
 import { runPipeline } from '../src/pipeline/index.ts';
-import { openRegistry, TransparencyLog, type PublisherRecord, type Registry } from '../src/registry/index.ts';
+import {
+  defaultPipelineWorkers,
+  inlinePipeline,
+  openRegistry,
+  startPipelinePool,
+  TransparencyLog,
+  type PublisherRecord,
+  type Registry,
+} from '../src/registry/index.ts';
 import { loadOrCreateLogKey } from '../src/attest/index.ts';
 import { openStore, type Store } from '../src/store/index.ts';
 import type { LoadJob, LoadReply, LoadResult } from './bench-http-load.ts';
@@ -100,16 +109,20 @@ class LoadClient {
 
 interface MeasuredRun {
   result: LoadResult;
-  /** CPU time this process (the servers under test) used per 2xx response, user + system. */
+  /** CPU time this process (the servers under test, all threads) used per 2xx response, user + system. */
   cpuMicrosPerOk: number;
+  /** How busy this process's event loop was (1 = never idle). */
+  eventLoopUtilization: number;
 }
 
 /** One load run, with the CPU the servers in this process spent on it (this process does nothing else meanwhile). */
 async function measureRun(load: LoadClient, job: LoadJob): Promise<MeasuredRun> {
+  const loopBefore = performance.eventLoopUtilization();
   const before = process.cpuUsage();
   const result = await load.run(job);
   const used = process.cpuUsage(before);
-  return { result, cpuMicrosPerOk: (used.user + used.system) / Math.max(1, result.ok) };
+  const loop = performance.eventLoopUtilization(loopBefore);
+  return { result, cpuMicrosPerOk: (used.user + used.system) / Math.max(1, result.ok), eventLoopUtilization: loop.utilization };
 }
 
 function checkClean(what: string, result: LoadResult, okStatuses: readonly string[]): void {
@@ -159,40 +172,46 @@ interface Toolseal {
   server: RunningServer;
   publisher: PublisherRecord;
   token: string;
+  pipelineWorkers: number;
   close(): Promise<void>;
 }
 
-/** A real registry: openStore (WAL, synchronous=FULL) on a temp dir, createApp, startHttpServer on port 0. */
-async function startToolseal(): Promise<Toolseal> {
+/**
+ * A real registry as `toolseal serve` runs it: openStore (WAL, synchronous=FULL) on a temp dir, the pipeline on
+ * `pipelineWorkers` worker threads (0: on the event loop), createApp, startHttpServer on port 0.
+ */
+async function startToolseal(pipelineWorkers: number): Promise<Toolseal> {
   const dir = mkdtempSync(join(tmpdir(), 'toolseal-bench-http-'));
   let store: Store | undefined;
+  const pipeline = pipelineWorkers > 0 ? startPipelinePool(pipelineWorkers) : inlinePipeline;
   try {
     store = openStore({ dataDir: join(dir, 'data') });
-    const registry = openRegistry({ store, keysDir: join(dir, 'keys'), origin: 'http://127.0.0.1' });
+    const registry = openRegistry({ store, keysDir: join(dir, 'keys'), origin: 'http://127.0.0.1', pipeline });
     const { publisher, token } = registry.createPublisher(NAMESPACE);
     const server = await startHttpServer(createApp({ registry, onUnexpectedError: (error) => console.error('bench-http: server error', error) }), 0);
-    return running(dir, store, registry, server, publisher, token);
+    const opened = store;
+    return {
+      dir,
+      store,
+      registry,
+      server,
+      publisher,
+      token,
+      pipelineWorkers,
+      close: async () => {
+        await server.close();
+        await registry.drain();
+        await pipeline.close();
+        opened.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
   } catch (error) {
+    await pipeline.close();
     store?.close();
     rmSync(dir, { recursive: true, force: true });
     throw error;
   }
-}
-
-function running(dir: string, store: Store, registry: Registry, server: RunningServer, publisher: PublisherRecord, token: string): Toolseal {
-  return {
-    dir,
-    store,
-    registry,
-    server,
-    publisher,
-    token,
-    close: async () => {
-      await server.close();
-      store.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
 }
 
 /** The baseline: node:http answering the one path from memory with the given raw headers. */
@@ -436,7 +455,11 @@ function formatTimings(timings: Timings, publishes: number): string[] {
   return lines;
 }
 
-async function benchPublish(load: LoadClient, toolseal: Toolseal, upload: Buffer): Promise<string[]> {
+/**
+ * `toolseal` runs as `toolseal serve` does by default on this machine; `inline`, when given, is the same server
+ * with the pipeline on the event loop (--pipeline-workers 0), measured in the same rounds for comparison.
+ */
+async function benchPublish(load: LoadClient, toolseal: Toolseal, inline: Toolseal | undefined, upload: Buffer): Promise<string[]> {
   const text = upload.toString('utf8');
   const versionMatch = /"version"\s*:\s*"[^"]*"/.exec(text);
   if (!versionMatch) throw new Error('the fixture manifest has no version');
@@ -450,24 +473,28 @@ async function benchPublish(load: LoadClient, toolseal: Toolseal, upload: Buffer
   const inProcessBody = (): Buffer => bodyFor(`8.0.${inProcessVersion++}`);
   const runPipelines = (seconds: number): number => timeSync(seconds, (i) => runPipeline(pipelineBodies[i % pipelineBodies.length]!));
 
-  const job = (seconds: number): LoadJob => ({
+  const job = (seconds: number, target: Toolseal = toolseal): LoadJob => ({
     kind: 'publish',
-    url: toolseal.server.url,
+    url: target.server.url,
     path: '/v1/manifests',
     connections: PUBLISH_CONNECTIONS,
     seconds,
-    token: toolseal.token,
+    token: target.token,
     template,
     versionPrefix: '9.0.',
   });
   // Warm-up of every path measured below.
   runPipelines(0.5);
   checkClean('publish warm-up', await load.run(job(1)), ['201']);
-  await timePublishInProcess(toolseal.registry, toolseal.publisher, inProcessBody, PUBLISH_CONNECTIONS, 0.5);
+  if (inline) checkClean('publish warm-up (inline pipeline)', await load.run(job(1, inline)), ['201']);
+  // In-process publishes (no HTTP) and their breakdown run the pipeline on this thread, so its share is the baseline's.
+  const direct = inline ?? toolseal;
+  await timePublishInProcess(direct.registry, direct.publisher, inProcessBody, PUBLISH_CONNECTIONS, 0.5);
   timeCommitFloor(toolseal.dir, 0.3);
 
   const pipelineRates: number[] = [];
   const httpRuns: MeasuredRun[] = [];
+  const inlineRuns: MeasuredRun[] = [];
   const inProcessRates: number[] = [];
   const commitRates: number[] = [];
   for (let round = 0; round < PUBLISH_ROUNDS; round++) {
@@ -475,7 +502,12 @@ async function benchPublish(load: LoadClient, toolseal: Toolseal, upload: Buffer
     const measured = await measureRun(load, job(PUBLISH_SECONDS));
     checkClean('publish', measured.result, ['201']);
     httpRuns.push(measured);
-    inProcessRates.push(await timePublishInProcess(toolseal.registry, toolseal.publisher, inProcessBody, PUBLISH_CONNECTIONS, PIPELINE_SECONDS));
+    if (inline) {
+      const inlineMeasured = await measureRun(load, job(PUBLISH_SECONDS, inline));
+      checkClean('publish (inline pipeline)', inlineMeasured.result, ['201']);
+      inlineRuns.push(inlineMeasured);
+    }
+    inProcessRates.push(await timePublishInProcess(direct.registry, direct.publisher, inProcessBody, PUBLISH_CONNECTIONS, PIPELINE_SECONDS));
     commitRates.push(timeCommitFloor(toolseal.dir, COMMIT_FLOOR_SECONDS));
   }
   const pipelineRate = median(pipelineRates);
@@ -488,11 +520,11 @@ async function benchPublish(load: LoadClient, toolseal: Toolseal, upload: Buffer
 
   // Where the time goes: one more in-process run with the store and log calls timed.
   const timings: Timings = new Map();
-  const restore = instrumentPublish(toolseal.store, toolseal.registry.log, timings);
+  const restore = instrumentPublish(direct.store, direct.registry.log, timings);
   const before = inProcessVersion;
   const breakdownStart = performance.now();
   try {
-    await timePublishInProcess(toolseal.registry, toolseal.publisher, inProcessBody, PUBLISH_CONNECTIONS, BREAKDOWN_SECONDS);
+    await timePublishInProcess(direct.registry, direct.publisher, inProcessBody, PUBLISH_CONNECTIONS, BREAKDOWN_SECONDS);
   } finally {
     restore();
   }
@@ -506,10 +538,17 @@ async function benchPublish(load: LoadClient, toolseal: Toolseal, upload: Buffer
     `publish: POST /v1/manifests, ${fmt(upload.byteLength)}-byte upload -> ${fmt(canonicalSize)} canonical bytes, a new version of one manifest each time`,
     `  ${PUBLISH_CONNECTIONS} requests in flight (autocannon connections), WAL + synchronous=FULL on ${tmpdir()}; ${PUBLISH_ROUNDS} rounds; medians`,
     `  pipeline in-process (runPipeline, parse -> digest)  ${fmt(pipelineRate).padStart(7)} ops/s  ${fmt(pipelineMicros, 0).padStart(5)} µs/op  (rounds: ${pipelineRates.map((r) => fmt(r)).join(', ')})`,
-    `  publish over HTTP                                   ${fmt(httpRate).padStart(7)} req/s  p50 ${fmt(median(httpRuns.map((r) => r.result.p50)), 1)} ms  p99 ${fmt(median(httpRuns.map((r) => r.result.p99)), 1)} ms` +
-      `  server CPU ${fmt(median(httpRuns.map((r) => r.cpuMicrosPerOk)), 0)} µs/req  (rounds: ${httpRuns.map((r) => fmt(r.result.okPerSecond)).join(', ')})`,
+    ...describeHttpRuns(`publish over HTTP, pipeline on ${toolseal.pipelineWorkers} worker thread(s) (the serve default here)`, httpRuns),
     `  ratio HTTP publish/pipeline ${fmt(pairedRatio, 2)} (median of per-round ratios; ratio of medians ${fmt(httpRate / pipelineRate, 2)}) — ${verdict(pairedRatio, PUBLISH_TARGET)}`,
-    `  context, same run: registry.publish in-process, ${PUBLISH_CONNECTIONS} in flight, no HTTP ${fmt(inProcessRate)} ops/s (${fmt(inProcessRate / pipelineRate, 2)} of the pipeline);` +
+    `  cost: the server spends ${fmt(median(httpRuns.map((r) => r.cpuMicrosPerOk)) / pipelineMicros, 2)}x the pipeline's CPU per publish (all threads);` +
+      ` a cost ratio of ${fmt(pipelineMicros / median(httpRuns.map((r) => r.cpuMicrosPerOk)), 2)} (the issue's "add at most 1.5 times the pipeline's cost" reads as >= 0.4)`,
+    ...(inline
+      ? [
+          ...describeHttpRuns('context: the same server with the pipeline on the event loop (--pipeline-workers 0)', inlineRuns),
+          `  ratio ${fmt(median(inlineRuns.map((run, i) => run.result.okPerSecond / pipelineRates[i]!)), 2)}`,
+        ]
+      : []),
+    `  context, same run: registry.publish in-process (pipeline on this thread), ${PUBLISH_CONNECTIONS} in flight, no HTTP ${fmt(inProcessRate)} ops/s (${fmt(inProcessRate / pipelineRate, 2)} of the pipeline);` +
       ` a bare SQLite commit (one 5 KB row, WAL, FULL) ${fmt(commitRate)}/s = ${fmt(commitMicros, 0)} µs,` +
       ` so pipeline + one commit alone would cap the ratio at ${fmt(pipelineMicros / (pipelineMicros + commitMicros), 2)}`,
     `  where an in-process publish's time goes (one more run, ${fmt(breakdownPublishes)} publishes, ${PUBLISH_CONNECTIONS} in flight, store and log calls timed):`,
@@ -518,6 +557,15 @@ async function benchPublish(load: LoadClient, toolseal: Toolseal, upload: Buffer
     ...formatTimings(timings, breakdownPublishes),
     `  after the run: ${fmt(versionsOfName)} versions of ${NAMESPACE}/payments; ${fmt(logSize)} log leaves under ${fmt(checkpoints)} signed checkpoints` +
       ` (${fmt(logSize / Math.max(1, checkpoints), 1)} leaves per checkpoint: batching)`,
+  ];
+}
+
+function describeHttpRuns(label: string, runs: MeasuredRun[]): string[] {
+  return [
+    `  ${label}:`,
+    `    ${fmt(median(runs.map((r) => r.result.okPerSecond))).padStart(7)} req/s  p50 ${fmt(median(runs.map((r) => r.result.p50)), 1)} ms  p99 ${fmt(median(runs.map((r) => r.result.p99)), 1)} ms` +
+      `  server CPU ${fmt(median(runs.map((r) => r.cpuMicrosPerOk)), 0)} µs/req  event loop busy ${fmt(median(runs.map((r) => r.eventLoopUtilization)) * 100, 0)}%` +
+      `  (rounds: ${runs.map((r) => fmt(r.result.okPerSecond)).join(', ')})`,
   ];
 }
 
@@ -600,10 +648,16 @@ export async function benchHttp(): Promise<string[]> {
   ];
   const load = new LoadClient();
   try {
-    const toolseal = await startToolseal();
+    const pipelineWorkers = defaultPipelineWorkers();
+    const toolseal = await startToolseal(pipelineWorkers);
     try {
       lines.push(...(await benchFetch(load, toolseal, upload)));
-      lines.push(...(await benchPublish(load, toolseal, upload)));
+      const inline = pipelineWorkers > 0 ? await startToolseal(0) : undefined;
+      try {
+        lines.push(...(await benchPublish(load, toolseal, inline, upload)));
+      } finally {
+        await inline?.close();
+      }
     } finally {
       await toolseal.close();
     }

@@ -27,7 +27,9 @@ export function signStatement(statement: PublishStatement, key: SigningKey): Uin
   const protectedHeader = Buffer.from(JSON.stringify(header)).toString('base64url');
   // RFC 7515 §5.1: the signing input is ASCII(BASE64URL(header) || '.' || BASE64URL(payload)).
   const signature = signEd25519(null, Buffer.from(`${protectedHeader}.${payload}`, 'ascii'), key.privateKey).toString('base64url');
-  return canonicalizeToBytes({ payload, protected: protectedHeader, signature });
+  // JCS of {payload, protected, signature}: the members are already in RFC 8785 §3.2.3 order and every
+  // value is base64url, which JSON writes without escapes, so the canonical form is this template.
+  return Buffer.from(`{"payload":"${payload}","protected":"${protectedHeader}","signature":"${signature}"}`, 'ascii');
 }
 
 export interface AttestationExpectation {

@@ -38,3 +38,11 @@ export function parsePositiveInteger(text: string | undefined, name: string): nu
   if (!/^[1-9][0-9]*$/.test(text)) throw new UsageError(`${name} must be a positive integer`);
   return Number(text);
 }
+
+/** Pipeline worker threads for the server: a count from 0 (run the pipeline on the event loop) to 16. */
+export function resolvePipelineWorkers(flag: string | undefined, fallback: number): number {
+  const text = flag ?? process.env['TOOLSEAL_PIPELINE_WORKERS'];
+  if (text === undefined) return fallback;
+  if (!/^[0-9]+$/.test(text) || Number(text) > 16) throw new UsageError(`--pipeline-workers must be 0..16, got ${JSON.stringify(text)}`);
+  return Number(text);
+}

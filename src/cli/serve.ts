@@ -4,16 +4,18 @@ import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createApp, startHttpServer } from '../http/index.ts';
-import { openRegistry, createPublisher, type Registry } from '../registry/index.ts';
+import { openRegistry, createPublisher, defaultPipelineWorkers, inlinePipeline, startPipelinePool, type Registry } from '../registry/index.ts';
 import { openStore } from '../store/index.ts';
 import { ToolsealError } from '../errors.ts';
-import { parsePositiveInteger, resolveDataDir, resolveKeysDir, resolvePort } from './config.ts';
+import { parsePositiveInteger, resolveDataDir, resolveKeysDir, resolvePipelineWorkers, resolvePort } from './config.ts';
 import type { ExitCode } from './output.ts';
 
-export const serveUsage = `toolseal serve [--port P] [--data DIR] [--keys DIR] [--origin URL] [--max-body-bytes N] [--dev]
+export const serveUsage = `toolseal serve [--port P] [--data DIR] [--keys DIR] [--origin URL] [--max-body-bytes N] [--pipeline-workers N] [--dev]
   Serves the registry on 127.0.0.1 (defaults: port 8787, data/, keys/; or TOOLSEAL_PORT, TOOLSEAL_DATA,
-  TOOLSEAL_KEYS). A signing key is generated on first start. --dev: on an empty database, create a
-  local dev publisher and publish the examples in manifests/. Stops gracefully on SIGTERM/SIGINT.`;
+  TOOLSEAL_KEYS). A signing key is generated on first start. --pipeline-workers: threads that run the
+  publish pipeline (default: one per core beyond the first, at most 4; 0 runs it on the event loop; or
+  TOOLSEAL_PIPELINE_WORKERS). --dev: on an empty database, create a local dev publisher and publish the
+  examples in manifests/. Stops gracefully on SIGTERM/SIGINT.`;
 
 const DEV_NAMESPACE = 'io.github.acme';
 const DEV_TOKEN_FILE = 'dev-token.txt';
@@ -27,6 +29,7 @@ export async function runServeCommand(args: string[]): Promise<ExitCode> {
       keys: { type: 'string' },
       origin: { type: 'string' },
       'max-body-bytes': { type: 'string' },
+      'pipeline-workers': { type: 'string' },
       dev: { type: 'boolean' },
       examples: { type: 'string' },
     },
@@ -35,8 +38,10 @@ export async function runServeCommand(args: string[]): Promise<ExitCode> {
   const keysDir = resolveKeysDir(values.keys);
   const port = resolvePort(values.port);
   const maxBodyBytes = parsePositiveInteger(values['max-body-bytes'] ?? process.env['TOOLSEAL_MAX_BODY_BYTES'], '--max-body-bytes') ?? 1024 * 1024;
+  const pipelineWorkers = resolvePipelineWorkers(values['pipeline-workers'], defaultPipelineWorkers());
 
   const store = openStore({ dataDir });
+  const pipeline = pipelineWorkers > 0 ? startPipelinePool(pipelineWorkers) : inlinePipeline;
   let registry: Registry;
   try {
     // The origin is known once we listen (port 0 picks one), so the app is built after the port is bound;
@@ -48,14 +53,17 @@ export async function runServeCommand(args: string[]): Promise<ExitCode> {
     );
     const origin = values.origin ?? process.env['TOOLSEAL_ORIGIN'] ?? server.url;
     try {
-      registry = openRegistry({ store, keysDir, origin, limits: { maxBytes: maxBodyBytes } });
+      registry = openRegistry({ store, keysDir, origin, limits: { maxBytes: maxBodyBytes }, pipeline });
     } catch (error) {
       await server.close();
       throw error;
     }
     app = createApp({ registry, maxBodyBytes });
 
-    const lines = [`toolseal registry listening on ${server.url}`, `  data: ${dataDir}  keys: ${keysDir}  signing key: ${registry.activeKid}`];
+    const lines = [
+      `toolseal registry listening on ${server.url}`,
+      `  data: ${dataDir}  keys: ${keysDir}  signing key: ${registry.activeKid}  pipeline workers: ${pipelineWorkers}`,
+    ];
     if (values.dev) lines.push(...(await seedDevRegistry(registry, dataDir, values.examples ?? 'manifests', server.url)));
     process.stdout.write(lines.join('\n') + '\n');
 
@@ -68,8 +76,10 @@ export async function runServeCommand(args: string[]): Promise<ExitCode> {
       process.once('SIGINT', () => stop('SIGINT'));
     });
     await server.close();
+    await registry.drain();
     return 0;
   } finally {
+    await pipeline.close();
     store.close();
   }
 }

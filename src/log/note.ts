@@ -180,7 +180,7 @@ export function signNote(body: string, signers: NoteSigner | readonly NoteSigner
     }
     const signature = sign(null, message, privateKey);
     const blob = Buffer.alloc(4 + signature.byteLength);
-    blob.writeUInt32BE(computeKeyId(signer.name, privateKey), 0);
+    blob.writeUInt32BE(signerKeyId(signer.name, privateKey), 0);
     blob.set(signature, 4);
     lines += `${SIGNATURE_PREFIX}${signer.name} ${blob.toString('base64')}\n`;
   }
@@ -189,6 +189,17 @@ export function signNote(body: string, signers: NoteSigner | readonly NoteSigner
 
 function malformed(why: string): never {
   throw new ToolsealError('PROOF_INVALID', `malformed signed note: ${why}`);
+}
+
+/** A signer's key ID, derived once per (key, name): deriving it exports the public key, which costs more than the hash. */
+const signerKeyIds = new WeakMap<KeyObject, Map<string, number>>();
+
+function signerKeyId(name: string, privateKey: KeyObject): number {
+  let byName = signerKeyIds.get(privateKey);
+  if (!byName) signerKeyIds.set(privateKey, (byName = new Map()));
+  let keyId = byName.get(name);
+  if (keyId === undefined) byName.set(name, (keyId = computeKeyId(name, privateKey)));
+  return keyId;
 }
 
 /** Split a signed note into its text and signature lines, without verifying anything. */

@@ -6,4 +6,6 @@ export { TransparencyLog, bodyOf } from './transparency-log.ts';
 export type { InclusionProof } from './transparency-log.ts';
 export { compareVersions, pickLatestVersion } from './semver.ts';
 export type { PublisherRecord, VersionRecord } from '../store/index.ts';
+export { defaultPipelineWorkers, inlinePipeline, startPipelinePool } from './pipeline-pool.ts';
+export type { PipelineOutput, PipelinePoolOptions, PipelineRunner } from './pipeline-pool.ts';
 export { runFsck, type FsckReport, type FsckProblem } from './fsck.ts';

@@ -7,10 +7,8 @@ import {
   PIPELINE_POLICY_VERSION,
   canonicalizeToBytes,
   computeSha256Hex,
-  runPipeline,
   type JsonValue,
   type PipelineLimits,
-  type PipelineResult,
   type RenamedTool,
   type Sha256Digest,
 } from '../pipeline/index.ts';
@@ -27,6 +25,7 @@ import {
   type PublicJwk,
   type SigningKey,
 } from '../attest/index.ts';
+import { inlinePipeline, type PipelineOutput, type PipelineRunner } from './pipeline-pool.ts';
 import type { CheckpointRecord, PublisherRecord, Store, VersionRecord, VersionStatus } from '../store/index.ts';
 import { pickLatestVersion, compareVersions } from './semver.ts';
 import { TransparencyLog, type InclusionProof } from './transparency-log.ts';
@@ -41,6 +40,8 @@ export interface RegistryOptions {
   logOrigin?: string;
   clock?: () => Date;
   limits?: Partial<PipelineLimits>;
+  /** Where the pipeline runs: inline (the default) or a worker pool (startPipelinePool); the caller closes it. */
+  pipeline?: PipelineRunner;
 }
 
 export interface PublishOutcome {
@@ -52,7 +53,7 @@ export interface PublishOutcome {
 }
 
 interface PendingPublish {
-  result: PipelineResult;
+  result: PipelineOutput;
   publisher: PublisherRecord;
   resolve: (outcome: { created: boolean; record: VersionRecord }) => void;
   reject: (error: unknown) => void;
@@ -114,6 +115,7 @@ export class Registry {
   private readonly keysDir: string;
   private readonly clock: () => Date;
   private readonly limits: Partial<PipelineLimits>;
+  private readonly pipeline: PipelineRunner;
   private signingKey: SigningKey;
 
   constructor(options: RegistryOptions) {
@@ -122,6 +124,7 @@ export class Registry {
     this.origin = options.origin;
     this.clock = options.clock ?? (() => new Date());
     this.limits = options.limits ?? {};
+    this.pipeline = options.pipeline ?? inlinePipeline;
     const logIsEmpty = this.store.getLogSize() === 0 && this.store.latestCheckpoint() === undefined;
     this.log = new TransparencyLog(this.store, loadOrCreateLogKey(this.keysDir, logIsEmpty), options.logOrigin, this.clock);
     this.signingKey = this.loadActiveSigningKey() ?? this.generateFirstSigningKey();
@@ -158,12 +161,34 @@ export class Registry {
    * with other bytes it is VERSION_EXISTS and nothing changes. Answers only after the commit (and the
    * signed checkpoint that includes the new leaf) are durable.
    *
-   * Group commit: publishes that arrive in the same turn of the event loop share one SQLite transaction
+   * The pipeline runs where `options.pipeline` says (inline, or a worker thread of a pool).
+   *
+   * Group commit: publishes whose pipelines finish in the same turn of the event loop share one SQLite transaction
    * (one fsync under synchronous=FULL), each inside its own SAVEPOINT, so a refused publish rolls back
    * alone and a successful one is all or nothing. The batch's checkpoint is signed in the same transaction.
    */
   async publish(bytes: Uint8Array, publisher: PublisherRecord): Promise<PublishOutcome> {
-    const result = runPipeline(bytes, this.limits);
+    this.publishesInFlight++;
+    try {
+      return await this.runPublish(bytes, publisher);
+    } finally {
+      if (--this.publishesInFlight === 0) for (const resolve of this.drainWaiters.splice(0)) resolve();
+    }
+  }
+
+  /**
+   * Resolve once no publish is in flight (for shutdown: a publish whose client has gone away still runs to
+   * its commit, and the store must stay open until it has).
+   */
+  drain(): Promise<void> {
+    return this.publishesInFlight === 0 ? Promise.resolve() : new Promise((resolve) => this.drainWaiters.push(resolve));
+  }
+
+  private publishesInFlight = 0;
+  private readonly drainWaiters: (() => void)[] = [];
+
+  private async runPublish(bytes: Uint8Array, publisher: PublisherRecord): Promise<PublishOutcome> {
+    const result = await this.pipeline.run(bytes, this.limits);
     const namespace = result.name.slice(0, result.name.indexOf('/'));
     if (namespace.toLowerCase() !== publisher.namespace.toLowerCase()) {
       throw new ToolsealError('FORBIDDEN', `namespace ${namespace} does not belong to this publisher`, { pointer: '/name' });
@@ -207,7 +232,7 @@ export class Registry {
   }
 
   /** One publish, inside the batch transaction: idempotent on the same digest, VERSION_EXISTS otherwise. */
-  private storePublish(result: PipelineResult, publisher: PublisherRecord, key: SigningKey): { created: boolean; record: VersionRecord } {
+  private storePublish(result: PipelineOutput, publisher: PublisherRecord, key: SigningKey): { created: boolean; record: VersionRecord } {
     const existing = this.store.getVersion(result.name, result.version);
     if (existing) {
       if (existing.digest === result.digest) return { created: false, record: existing };

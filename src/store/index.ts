@@ -127,11 +127,12 @@ export class Store {
       latestCheckpoint: client.prepare(
         'SELECT size, root_hash AS rootHash, note, created_at AS createdAt FROM log_checkpoints ORDER BY size DESC LIMIT 1',
       ),
+      publisherByTokenHash: client.prepare('SELECT id, namespace, token_hash AS tokenHash, created_at AS createdAt FROM publishers WHERE token_hash = ?'),
+      insertCheckpoint: client.prepare('INSERT INTO log_checkpoints (size, root_hash, note, created_at) VALUES (?, ?, ?, ?)'),
     };
     const p = sql.placeholder;
     this.statements = {
       blobByDigest: db.select().from(blobs).where(eq(blobs.digest, p('digest'))).prepare(),
-      publisherByTokenHash: db.select().from(publishers).where(eq(publishers.tokenHash, p('tokenHash'))).prepare(),
       publisherById: db.select().from(publishers).where(eq(publishers.id, p('id'))).prepare(),
       logSize: db.select({ size: sql<number>`coalesce(max(${logEntries.index}) + 1, 0)` }).from(logEntries).prepare(),
       insertNode: db.insert(logNodes).values({ level: p('level'), index: p('index'), hash: p('hash') }).prepare(),
@@ -169,7 +170,7 @@ export class Store {
   }
 
   findPublisherByTokenHash(tokenHash: string): PublisherRecord | undefined {
-    return this.statements.publisherByTokenHash.get({ tokenHash });
+    return this.raw.publisherByTokenHash.get(tokenHash) as PublisherRecord | undefined;
   }
 
   findPublisherById(id: number): PublisherRecord | undefined {
@@ -310,7 +311,7 @@ export class Store {
   }
 
   insertCheckpoint(row: CheckpointRecord): void {
-    this.db.insert(logCheckpoints).values(row).run();
+    this.raw.insertCheckpoint.run(row.size, row.rootHash, row.note, row.createdAt);
   }
 }
 

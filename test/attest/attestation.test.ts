@@ -207,6 +207,8 @@ describe('keys', () => {
     const a = signStatement(statement, key);
     const b = signStatement(structuredClone(statement), key);
     expect(Buffer.from(a).equals(Buffer.from(b))).toBe(true);
+    // The attestation bytes are themselves JCS (RFC 8785): re-canonicalising them changes nothing.
+    expect(Buffer.from(canonicalizeToBytes(JSON.parse(Buffer.from(a).toString('utf8')))).equals(Buffer.from(a))).toBe(true);
     const verified = await verifyAttestation(a, jwks, { name: 'io.github.acme/x', version: '1.0.0', digest: `sha256:${'ab'.repeat(32)}` });
     expect(verified.subjectName).toBe('io.github.acme/x@1.0.0');
     await expectVerifyCode(verifyAttestation(a, jwks, { name: 'io.github.acme/x', version: '1.0.1' }), 'SUBJECT_MISMATCH');

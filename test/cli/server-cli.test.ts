@@ -1,5 +1,6 @@
 // The operator commands as child processes: `publisher add`, `keys rotate`, `fsck`.
 
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { verifyAttestation, type Jwks } from '../../src/attest/index.ts';
@@ -49,6 +50,16 @@ describe('toolseal publisher add', () => {
     const result = await runCli(['publisher', 'remove', 'io.github.acme', '--data', join(makeTempDir(), 'data')]);
     expect(result.code).toBe(2);
     expect(JSON.parse(result.stderr.split('\n')[0]!)).toMatchObject({ code: 'USAGE' });
+  });
+
+  it('serve refuses a pipeline worker count that is not 0..16 before opening anything', async () => {
+    for (const workers of ['-1', '17', 'two', '1.5']) {
+      const dataDir = join(makeTempDir(), 'data');
+      const result = await runCli(['serve', '--port', '0', '--data', dataDir, '--pipeline-workers', workers]);
+      expect(result.code).toBe(2);
+      expect(JSON.parse(result.stderr.split('\n')[0]!)).toMatchObject({ code: 'USAGE' });
+      expect(existsSync(dataDir)).toBe(false);
+    }
   });
 });
 

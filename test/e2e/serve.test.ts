@@ -33,7 +33,8 @@ describe('toolseal serve on 127.0.0.1', () => {
     root = makeTempDir();
     dataDir = join(root, 'data');
     keysDir = join(root, 'keys');
-    server = await startServerProcess(['--port', '0', '--data', dataDir, '--keys', keysDir, '--dev', '--examples', examplesDir]);
+    // Two pipeline workers whatever the machine has, so the pooled publish path is what these tests drive.
+    server = await startServerProcess(['--port', '0', '--data', dataDir, '--keys', keysDir, '--dev', '--examples', examplesDir, '--pipeline-workers', '2']);
     devToken = readFileSync(join(dataDir, 'dev-token.txt'), 'utf8').trim();
   });
   afterAll(() => {
@@ -51,6 +52,7 @@ describe('toolseal serve on 127.0.0.1', () => {
     const jwks = (await (await fetch(`${server.url}/.well-known/jwks.json`)).json()) as Jwks;
     expect(jwks.keys.map((key) => key.kid)).toEqual([body.activeKid]);
     expect(devToken).toMatch(/^tsk_/);
+    expect(server.stdout()).toContain('pipeline workers: 2');
   });
 
   it('--dev published every example; over HTTP each serves exactly runPipeline(file).canonicalBytes, and its attestation verifies', async () => {

@@ -11,6 +11,7 @@ import { expect } from 'vitest';
 import { httpStatusByCode, type ErrorCode } from '../../src/errors.ts';
 import { createApp, type AppDeps } from '../../src/http/app.ts';
 import type { PipelineLimits } from '../../src/pipeline/index.ts';
+import type { PipelineRunner } from '../../src/registry/pipeline-pool.ts';
 import { openRegistry, type PublisherRecord, type Registry } from '../../src/registry/index.ts';
 import { openStore, type Store } from '../../src/store/index.ts';
 
@@ -101,6 +102,8 @@ export interface TestEnvOptions {
   /** Namespace of the first publisher (default io.github.acme). */
   namespace?: string;
   origin?: string;
+  /** Where the registry runs the pipeline (default inline). */
+  pipeline?: PipelineRunner;
 }
 
 export interface TestEnv {
@@ -130,6 +133,7 @@ export function createTestEnv(options: TestEnvOptions = {}): TestEnv {
     origin: options.origin ?? 'http://127.0.0.1:8787',
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.limits ? { limits: options.limits } : {}),
+    ...(options.pipeline ? { pipeline: options.pipeline } : {}),
   });
   const unexpectedErrors: unknown[] = [];
   const newApp = (deps: Omit<AppDeps, 'registry'> = {}): ReturnType<typeof createApp> =>

@@ -342,7 +342,9 @@ describe('keys and entry shapes', () => {
     expect(codes(missing.report)).toEqual(['KEY_ENTRY_INVALID', 'UNKNOWN_KEY']);
     const expired = await auditOnce(undefined, { fetch: jwksRewrite((jwks) => ({ keys: jwks.keys.map((key) => ({ ...key, exp: key.nbf })) })) });
     expect(codes(expired.report)).toEqual(['KEY_NOT_VALID']);
-    const renamed = await auditOnce(undefined, { fetch: jwksRewrite((jwks) => ({ keys: jwks.keys.map((key) => ({ ...key, kid: `${kid.slice(0, -1)}A` })) })) });
+    // Another last character (the kid is random: a fixed replacement is a no-op one time in 64).
+    const otherKid = `${kid.slice(0, -1)}${kid.endsWith('A') ? 'B' : 'A'}`;
+    const renamed = await auditOnce(undefined, { fetch: jwksRewrite((jwks) => ({ keys: jwks.keys.map((key) => ({ ...key, kid: otherKid })) })) });
     expect(codes(renamed.report)).toEqual(['JWKS_INVALID', 'KEY_ENTRY_INVALID', 'UNKNOWN_KEY']);
   });
 
@@ -361,7 +363,7 @@ describe('keys and entry shapes', () => {
     const enc = (value: unknown): Uint8Array => canonicalizeToBytes(value as JsonValue);
     t.registry.store.transaction(() => {
       t.registry.log.appendLeaf('attestation', signStatement(statement, secret));
-      t.registry.log.appendLeaf('key', enc({ type: 'toolseal.key/v1', kid: secret.kid.replace(/^./, 'Z'), publicJwk: secret.publicJwk, notBefore: 0, retires: null }));
+      t.registry.log.appendLeaf('key', enc({ type: 'toolseal.key/v1', kid: secret.kid.replace(/^./, secret.kid.startsWith('Z') ? 'Y' : 'Z'), publicJwk: secret.publicJwk, notBefore: 0, retires: null }));
       t.registry.log.appendLeaf('yank', enc({ type: 'toolseal.yank/v1', subject: 'nope', digest: 'sha256:00', reason: '', yankedAt: 'yesterday' }));
       t.registry.log.appendLeaf('yank', enc({ type: 'something/v1' }));
       t.registry.log.appendLeaf('yank', new TextEncoder().encode('{"b":1, "a":2}'));
