@@ -44,6 +44,7 @@ export async function runServeCommand(args: string[]): Promise<ExitCode> {
   const pipeline = pipelineWorkers > 0 ? startPipelinePool(pipelineWorkers) : inlinePipeline;
   let registry: Registry;
   try {
+    await pipeline.whenReady();
     // The origin is known once we listen (port 0 picks one), so the app is built after the port is bound;
     // until then (a few milliseconds) requests get 503.
     let app: { fetch: (request: Request, env?: unknown) => Response | Promise<Response> } | undefined;

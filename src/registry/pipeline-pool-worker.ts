@@ -3,7 +3,7 @@
 import { parentPort } from 'node:worker_threads';
 import { isToolsealError } from '../errors.ts';
 import { runPipeline } from '../pipeline/index.ts';
-import type { PipelineJob, PipelineReply } from './pipeline-pool.ts';
+import type { PipelineJob, PipelineReply, PipelineWorkerMessage } from './pipeline-pool.ts';
 
 const port = parentPort;
 if (!port) throw new Error('pipeline-pool-worker.ts runs only as a worker thread');
@@ -24,3 +24,5 @@ port.on('message', ({ id, bytes, limits }: PipelineJob) => {
   }
   port.postMessage(reply, transfer);
 });
+
+port.postMessage({ ready: true } satisfies PipelineWorkerMessage);

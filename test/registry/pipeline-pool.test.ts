@@ -27,8 +27,9 @@ async function refusalOf(run: Promise<unknown>): Promise<ToolsealError> {
 
 describe('startPipelinePool', () => {
   let pool: PipelineRunner;
-  beforeAll(() => {
+  beforeAll(async () => {
     pool = startPipelinePool(2);
+    await pool.whenReady();
   });
   afterAll(async () => {
     await pool.close();
@@ -90,6 +91,21 @@ describe('startPipelinePool', () => {
       expect((await small.run(manifestBytes(), {})).name).toBe('io.github.acme/widgets');
     } finally {
       await small.close();
+    }
+  });
+
+  it('workers that cannot start fail every job with INTERNAL instead of being respawned in a loop', async () => {
+    // 1 MiB of heap is not enough to load the pipeline's modules: each worker dies while starting.
+    const broken = startPipelinePool(2, { maxHeapMb: 1 });
+    try {
+      expect((await refusalOf(broken.whenReady())).code).toBe('INTERNAL');
+      const first = await refusalOf(broken.run(manifestBytes(), {}));
+      expect(first.code).toBe('INTERNAL');
+      const later = await refusalOf(broken.run(manifestBytes(), {}));
+      expect(later.code).toBe('INTERNAL');
+      expect(later.message).toBe('the pipeline workers could not start');
+    } finally {
+      await broken.close();
     }
   });
 
