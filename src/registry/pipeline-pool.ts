@@ -91,12 +91,10 @@ export function startPipelinePool(size: number, options: PipelinePoolOptions = {
   let closed = false;
   let startupFailure: unknown;
   const workers: PooledWorker[] = [];
+  const startupError = (): ToolsealError => new ToolsealError('INTERNAL', 'the pipeline workers could not start', { cause: startupFailure });
   let settleReadiness: () => void = () => {};
   const readiness = new Promise<void>((resolve, reject) => {
-    settleReadiness = () => {
-      if (startupFailure === undefined) resolve();
-      else reject(new ToolsealError('INTERNAL', 'the pipeline workers could not start', { cause: startupFailure }));
-    };
+    settleReadiness = () => (startupFailure === undefined ? resolve() : reject(startupError()));
   });
   readiness.catch(() => {}); // also reported by every run() and by whenReady()
 
@@ -139,9 +137,7 @@ export function startPipelinePool(size: number, options: PipelinePoolOptions = {
   return {
     run(bytes, limits) {
       if (closed) return Promise.reject(new ToolsealError('INTERNAL', 'the pipeline pool is closed'));
-      if (startupFailure !== undefined) {
-        return Promise.reject(new ToolsealError('INTERNAL', 'the pipeline workers could not start', { cause: startupFailure }));
-      }
+      if (startupFailure !== undefined) return Promise.reject(startupError());
       let chosen = workers[0]!;
       for (const candidate of workers) if (candidate.inFlight.size < chosen.inFlight.size) chosen = candidate;
       const id = nextId++;

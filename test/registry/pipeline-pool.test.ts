@@ -110,7 +110,7 @@ describe('startPipelinePool', () => {
   });
 
   it('refuses a pool without workers', () => {
-    expect(() => startPipelinePool(0)).toThrow(ToolsealError);
+    expect(() => startPipelinePool(0)).toThrow(expect.objectContaining({ code: 'BAD_REQUEST' }));
   });
 
   it('refuses jobs once closed', async () => {
