@@ -4,7 +4,16 @@ import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createApp, startHttpServer } from '../http/index.ts';
-import { openRegistry, createPublisher, defaultPipelineWorkers, inlinePipeline, startPipelinePool, type Registry } from '../registry/index.ts';
+import {
+  openRegistry,
+  createPublisher,
+  defaultPipelineWorkers,
+  inlinePipeline,
+  startPipelinePool,
+  startPublishWriter,
+  type PublishCommitter,
+  type Registry,
+} from '../registry/index.ts';
 import { openStore } from '../store/index.ts';
 import { ToolsealError } from '../errors.ts';
 import { parsePositiveInteger, resolveDataDir, resolveKeysDir, resolvePipelineWorkers, resolvePort } from './config.ts';
@@ -13,8 +22,8 @@ import type { ExitCode } from './output.ts';
 export const serveUsage = `toolseal serve [--port P] [--data DIR] [--keys DIR] [--origin URL] [--max-body-bytes N] [--pipeline-workers N] [--dev]
   Serves the registry on 127.0.0.1 (defaults: port 8787, data/, keys/; or TOOLSEAL_PORT, TOOLSEAL_DATA,
   TOOLSEAL_KEYS). A signing key is generated on first start. --pipeline-workers: threads that run the
-  publish pipeline (default: one per core beyond the first, at most 4; 0 runs it on the event loop; or
-  TOOLSEAL_PIPELINE_WORKERS). --dev: on an empty database, create a local dev publisher and publish the
+  publish pipeline (default: one per core beyond the first, at most 4; or TOOLSEAL_PIPELINE_WORKERS); with
+  1 or more, publishes are also signed and committed on a writer thread; 0 runs both on the event loop. --dev: on an empty database, create a local dev publisher and publish the
   examples in manifests/. Stops gracefully on SIGTERM/SIGINT.`;
 
 const DEV_NAMESPACE = 'io.github.acme';
@@ -42,6 +51,7 @@ export async function runServeCommand(args: string[]): Promise<ExitCode> {
 
   const store = openStore({ dataDir });
   const pipeline = pipelineWorkers > 0 ? startPipelinePool(pipelineWorkers) : inlinePipeline;
+  let committer: PublishCommitter | undefined;
   let registry: Registry;
   try {
     await pipeline.whenReady();
@@ -54,7 +64,10 @@ export async function runServeCommand(args: string[]): Promise<ExitCode> {
     );
     const origin = values.origin ?? process.env['TOOLSEAL_ORIGIN'] ?? server.url;
     try {
-      registry = openRegistry({ store, keysDir, origin, limits: { maxBytes: maxBodyBytes }, pipeline });
+      // With worker threads, publishes are also committed on a writer thread of their own (publish-writer.ts).
+      committer = pipelineWorkers > 0 ? startPublishWriter({ dataDir, keysDir, origin }) : undefined;
+      registry = openRegistry({ store, keysDir, origin, limits: { maxBytes: maxBodyBytes }, pipeline, committer });
+      await committer?.whenReady();
     } catch (error) {
       await server.close();
       throw error;
@@ -63,7 +76,7 @@ export async function runServeCommand(args: string[]): Promise<ExitCode> {
 
     const lines = [
       `toolseal registry listening on ${server.url}`,
-      `  data: ${dataDir}  keys: ${keysDir}  signing key: ${registry.activeKid}  pipeline workers: ${pipelineWorkers}`,
+      `  data: ${dataDir}  keys: ${keysDir}  signing key: ${registry.activeKid}  pipeline workers: ${pipelineWorkers}  writer thread: ${committer ? 'yes' : 'no'}`,
     ];
     if (values.dev) lines.push(...(await seedDevRegistry(registry, dataDir, values.examples ?? 'manifests', server.url)));
     process.stdout.write(lines.join('\n') + '\n');
@@ -81,6 +94,7 @@ export async function runServeCommand(args: string[]): Promise<ExitCode> {
     return 0;
   } finally {
     await pipeline.close();
+    await committer?.close();
     store.close();
   }
 }

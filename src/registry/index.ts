@@ -9,3 +9,7 @@ export type { PublisherRecord, VersionRecord } from '../store/index.ts';
 export { defaultPipelineWorkers, inlinePipeline, startPipelinePool } from './pipeline-pool.ts';
 export type { PipelineOutput, PipelinePoolOptions, PipelineRunner } from './pipeline-pool.ts';
 export { runFsck, type FsckReport, type FsckProblem } from './fsck.ts';
+export { GroupCommitter } from './group-commit.ts';
+export type { CommitOutcome, GroupCommitterOptions, PublishCommitter } from './group-commit.ts';
+export { startPublishWriter } from './publish-writer.ts';
+export type { PublishWriterOptions } from './publish-writer.ts';

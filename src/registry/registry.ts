@@ -4,7 +4,6 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { ToolsealError } from '../errors.ts';
 import {
-  PIPELINE_POLICY_VERSION,
   canonicalizeToBytes,
   computeSha256Hex,
   type JsonValue,
@@ -14,18 +13,17 @@ import {
 } from '../pipeline/index.ts';
 import {
   buildJwks,
-  buildPublishStatement,
   generateSigningKey,
   signingKeyFile,
   loadOrCreateLogKey,
   loadSigningKey,
-  signStatement,
   type Jwks,
   type KeyValidity,
   type PublicJwk,
   type SigningKey,
 } from '../attest/index.ts';
-import { inlinePipeline, type PipelineOutput, type PipelineRunner } from './pipeline-pool.ts';
+import { GroupCommitter, type PublishCommitter } from './group-commit.ts';
+import { inlinePipeline, type PipelineRunner } from './pipeline-pool.ts';
 import type { CheckpointRecord, PublisherRecord, Store, VersionRecord, VersionStatus } from '../store/index.ts';
 import { pickLatestVersion, compareVersions } from './semver.ts';
 import { TransparencyLog, type InclusionProof } from './transparency-log.ts';
@@ -42,6 +40,11 @@ export interface RegistryOptions {
   limits?: Partial<PipelineLimits>;
   /** Where the pipeline runs: inline (the default) or a worker pool (startPipelinePool); the caller closes it. */
   pipeline?: PipelineRunner;
+  /**
+   * Where publishes are signed and committed: on this thread over `store` (the default), or on a writer thread
+   * (startPublishWriter over the same data folder and keys); the caller closes it.
+   */
+  committer?: PublishCommitter;
 }
 
 export interface PublishOutcome {
@@ -50,13 +53,6 @@ export interface PublishOutcome {
   size: number;
   renamedTools: RenamedTool[];
   inclusion: InclusionProof;
-}
-
-interface PendingPublish {
-  result: PipelineOutput;
-  publisher: PublisherRecord;
-  resolve: (outcome: { created: boolean; record: VersionRecord }) => void;
-  reject: (error: unknown) => void;
 }
 
 export interface StoredManifest {
@@ -116,7 +112,7 @@ export class Registry {
   private readonly clock: () => Date;
   private readonly limits: Partial<PipelineLimits>;
   private readonly pipeline: PipelineRunner;
-  private signingKey: SigningKey;
+  private readonly committer: PublishCommitter;
 
   constructor(options: RegistryOptions) {
     this.store = options.store;
@@ -127,11 +123,15 @@ export class Registry {
     this.pipeline = options.pipeline ?? inlinePipeline;
     const logIsEmpty = this.store.getLogSize() === 0 && this.store.latestCheckpoint() === undefined;
     this.log = new TransparencyLog(this.store, loadOrCreateLogKey(this.keysDir, logIsEmpty), options.logOrigin, this.clock);
-    this.signingKey = this.loadActiveSigningKey() ?? this.generateFirstSigningKey();
+    // The active key must load (a missing private file is an error here, not at the first publish).
+    if (!this.loadActiveSigningKey()) this.generateFirstSigningKey();
+    this.committer = options.committer ?? new GroupCommitter({ store: this.store, log: this.log, keysDir: this.keysDir, origin: this.origin, clock: this.clock });
   }
 
   get activeKid(): string {
-    return this.signingKey.kid;
+    const kid = this.store.activeSigningKid();
+    if (kid === undefined) throw new ToolsealError('INTERNAL', 'the registry has no active signing key');
+    return kid;
   }
 
   // ── publishers ──────────────────────────────────────────────────────────
@@ -161,11 +161,8 @@ export class Registry {
    * with other bytes it is VERSION_EXISTS and nothing changes. Answers only after the commit (and the
    * signed checkpoint that includes the new leaf) are durable.
    *
-   * The pipeline runs where `options.pipeline` says (inline, or a worker thread of a pool).
-   *
-   * Group commit: publishes whose pipelines finish in the same turn of the event loop share one SQLite transaction
-   * (one fsync under synchronous=FULL), each inside its own SAVEPOINT, so a refused publish rolls back
-   * alone and a successful one is all or nothing. The batch's checkpoint is signed in the same transaction.
+   * The pipeline runs where `options.pipeline` says (inline, or a worker thread of a pool); the commit where
+   * `options.committer` says (group commit on this thread, or on a writer thread: see group-commit.ts).
    */
   async publish(bytes: Uint8Array, publisher: PublisherRecord): Promise<PublishOutcome> {
     this.publishesInFlight++;
@@ -193,82 +190,10 @@ export class Registry {
     if (namespace.toLowerCase() !== publisher.namespace.toLowerCase()) {
       throw new ToolsealError('FORBIDDEN', `namespace ${namespace} does not belong to this publisher`, { pointer: '/name' });
     }
-    const { created, record } = await new Promise<{ created: boolean; record: VersionRecord }>((resolve, reject) => {
-      this.pendingPublishes.push({ result, publisher, resolve, reject });
-      if (this.pendingPublishes.length === 1) setImmediate(() => this.commitPendingPublishes());
-    });
+    const { created, record } = await this.committer.commit(result, publisher);
     const checkpoint = await this.log.awaitCheckpointIncluding(record.logIndex);
-    return { created, record, size: result.size, renamedTools: result.renamedTools, inclusion: this.log.proveInclusion(record.logIndex, checkpoint) };
-  }
-
-  private pendingPublishes: PendingPublish[] = [];
-
-  /** Commit every queued publish in one transaction; settle each caller only after the commit. */
-  private commitPendingPublishes(): void {
-    const batch = this.pendingPublishes;
-    this.pendingPublishes = [];
-    const settlements: (() => void)[] = [];
-    try {
-      this.store.transaction(() => {
-        const key = this.currentSigningKey();
-        let appended = false;
-        for (const item of batch) {
-          try {
-            const outcome = this.store.savepoint(() => this.storePublish(item.result, item.publisher, key));
-            appended ||= outcome.created;
-            settlements.push(() => item.resolve(outcome));
-          } catch (error) {
-            settlements.push(() => item.reject(error));
-          }
-        }
-        // Signed before the commit: an acknowledged publish is in a signed checkpoint, never only in the tree.
-        if (appended) this.log.signLatestCheckpoint();
-      });
-    } catch (error) {
-      for (const item of batch) item.reject(error);
-      return;
-    }
-    for (const settle of settlements) settle();
-  }
-
-  /** One publish, inside the batch transaction: idempotent on the same digest, VERSION_EXISTS otherwise. */
-  private storePublish(result: PipelineOutput, publisher: PublisherRecord, key: SigningKey): { created: boolean; record: VersionRecord } {
-    const existing = this.store.getVersion(result.name, result.version);
-    if (existing) {
-      if (existing.digest === result.digest) return { created: false, record: existing };
-      throw new ToolsealError('VERSION_EXISTS', `${result.name}@${result.version} already exists with digest ${existing.digest}; publish a new version`, {
-        pointer: '/version',
-      });
-    }
-    const previous = this.store.getLatestStoredVersion(result.name);
-    const storedAt = this.clock().toISOString();
-    const statement = buildPublishStatement({
-      name: result.name,
-      version: result.version,
-      digest: result.digest,
-      predicate: {
-        registry: this.origin,
-        publisher: publisher.namespace,
-        storedAt,
-        policy: PIPELINE_POLICY_VERSION,
-        size: result.size,
-        previousDigest: (previous?.digest as Sha256Digest | undefined) ?? null,
-      },
-    });
-    const attestation = signStatement(statement, key);
-    this.store.insertBlobIfAbsent(result.digest, result.canonicalBytes);
-    const logIndex = this.log.appendLeaf('attestation', attestation);
-    const record = this.store.insertVersion({
-      name: result.name,
-      version: result.version,
-      digest: result.digest,
-      publisherId: publisher.id,
-      storedAt,
-      attestation: Buffer.from(attestation),
-      kid: key.kid,
-      logIndex,
-    });
-    return { created: true, record };
+    const inclusion = this.store.read(() => this.log.proveInclusion(record.logIndex, checkpoint));
+    return { created, record, size: result.size, renamedTools: result.renamedTools, inclusion };
   }
 
   // ── reads ───────────────────────────────────────────────────────────────
@@ -405,7 +330,6 @@ export class Registry {
       this.store.insertSigningKey({ kid: fresh.kid, publicJwk: JSON.stringify(fresh.publicJwk), notBefore, notAfter: null, logIndex });
       return current?.kid ?? '';
     }));
-    this.signingKey = fresh;
     await this.log.awaitCheckpointIncluding(this.store.getLogSize() - 1);
     return { retired, active: fresh.kid };
   }
@@ -427,14 +351,6 @@ export class Registry {
       rmSync(signingKeyFile(this.keysDir, key.kid), { force: true });
       throw error;
     }
-  }
-
-  /** The active key, reloaded if another process (e.g. `toolseal keys rotate`) rotated it. */
-  private currentSigningKey(): SigningKey {
-    const activeKid = this.store.activeSigningKid();
-    if (activeKid === undefined) throw new ToolsealError('INTERNAL', 'the registry has no active signing key');
-    if (activeKid !== this.signingKey.kid) this.signingKey = loadSigningKey(this.keysDir, activeKid);
-    return this.signingKey;
   }
 
   private loadActiveSigningKey(): SigningKey | undefined {

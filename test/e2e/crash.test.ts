@@ -25,7 +25,8 @@ describe('SIGKILL mid-stream', () => {
     const root = makeTempDir();
     const dataDir = join(root, 'data');
     const keysDir = join(root, 'keys');
-    const args = ['--port', '0', '--data', dataDir, '--keys', keysDir];
+    // With a worker, so publishes are committed on the writer thread (what serve does on any machine with 2+ cores).
+    const args = ['--port', '0', '--data', dataDir, '--keys', keysDir, '--pipeline-workers', '1'];
     const first = await startServerProcess([...args, '--dev']);
     servers.push(first);
     const token = readFileSync(join(dataDir, 'dev-token.txt'), 'utf8').trim();

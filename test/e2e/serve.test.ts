@@ -52,7 +52,7 @@ describe('toolseal serve on 127.0.0.1', () => {
     const jwks = (await (await fetch(`${server.url}/.well-known/jwks.json`)).json()) as Jwks;
     expect(jwks.keys.map((key) => key.kid)).toEqual([body.activeKid]);
     expect(devToken).toMatch(/^tsk_/);
-    expect(server.stdout()).toContain('pipeline workers: 2');
+    expect(server.stdout()).toContain('pipeline workers: 2  writer thread: yes');
   });
 
   it('--dev published every example; over HTTP each serves exactly runPipeline(file).canonicalBytes, and its attestation verifies', async () => {

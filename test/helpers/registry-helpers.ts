@@ -12,7 +12,7 @@ import { httpStatusByCode, type ErrorCode } from '../../src/errors.ts';
 import { createApp, type AppDeps } from '../../src/http/app.ts';
 import type { PipelineLimits } from '../../src/pipeline/index.ts';
 import type { PipelineRunner } from '../../src/registry/pipeline-pool.ts';
-import { openRegistry, type PublisherRecord, type Registry } from '../../src/registry/index.ts';
+import { openRegistry, type PublishCommitter, type PublisherRecord, type Registry } from '../../src/registry/index.ts';
 import { openStore, type Store } from '../../src/store/index.ts';
 
 export const repoRoot: string = fileURLToPath(new URL('../../', import.meta.url)).replace(/\/$/, '');
@@ -104,6 +104,8 @@ export interface TestEnvOptions {
   origin?: string;
   /** Where the registry runs the pipeline (default inline). */
   pipeline?: PipelineRunner;
+  /** Where the registry commits publishes (default on this thread), built from the env's folders. */
+  committer?: (where: { dataDir: string; keysDir: string; origin: string }) => PublishCommitter;
 }
 
 export interface TestEnv {
@@ -120,6 +122,8 @@ export interface TestEnv {
   newApp(deps?: Omit<AppDeps, 'registry'>): ReturnType<typeof createApp>;
   addPublisher(namespace: string): string;
   close(): void;
+  /** Closes the committer too (the env's own one, when `committer` was given), then the store. */
+  closeAll(): Promise<void>;
 }
 
 export function createTestEnv(options: TestEnvOptions = {}): TestEnv {
@@ -127,10 +131,13 @@ export function createTestEnv(options: TestEnvOptions = {}): TestEnv {
   const dataDir = options.onDisk ? join(root, 'data') : ':memory:';
   const keysDir = join(root, 'keys');
   const store = openStore({ dataDir });
+  const origin = options.origin ?? 'http://127.0.0.1:8787';
+  const committer = options.committer?.({ dataDir, keysDir, origin });
   const registry = openRegistry({
     store,
     keysDir,
-    origin: options.origin ?? 'http://127.0.0.1:8787',
+    origin,
+    ...(committer ? { committer } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.limits ? { limits: options.limits } : {}),
     ...(options.pipeline ? { pipeline: options.pipeline } : {}),
@@ -152,6 +159,10 @@ export function createTestEnv(options: TestEnvOptions = {}): TestEnv {
     newApp,
     addPublisher: (namespace) => registry.createPublisher(namespace).token,
     close: () => store.close(),
+    closeAll: async () => {
+      await committer?.close();
+      store.close();
+    },
   };
 }
 

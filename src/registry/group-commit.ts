@@ -1,0 +1,168 @@
+// Group commit of publishes: sign each attestation, store bytes, version and log leaf, and sign the batch's
+// checkpoint, for every publish queued in one turn of the event loop, in one SQLite transaction.
+
+import { ToolsealError } from '../errors.ts';
+import { PIPELINE_POLICY_VERSION, type Sha256Digest } from '../pipeline/index.ts';
+import { buildPublishStatement, loadSigningKey, signStatement, type SigningKey } from '../attest/index.ts';
+import type { PublisherRecord, Store, VersionRecord } from '../store/index.ts';
+import type { PipelineOutput } from './pipeline-pool.ts';
+import type { TransparencyLog } from './transparency-log.ts';
+
+export interface CommitOutcome {
+  /** False when the same name@version with the same digest was already stored (idempotent). */
+  created: boolean;
+  record: VersionRecord;
+}
+
+/** Where publishes are committed: on the calling thread (GroupCommitter) or on a writer thread (startPublishWriter). */
+export interface PublishCommitter {
+  /** Resolves once the publish is durable and in a signed checkpoint; rejects with VERSION_EXISTS or INTERNAL. */
+  commit(result: PipelineOutput, publisher: PublisherRecord): Promise<CommitOutcome>;
+  /** Resolves once it can commit; rejects with INTERNAL if it cannot (a server checks this at start). */
+  whenReady(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface GroupCommitterOptions {
+  store: Store;
+  log: TransparencyLog;
+  /** Where the attestation keys' private files are (the active one is looked up per batch). */
+  keysDir: string;
+  /** Origin recorded in attestations. */
+  origin: string;
+  clock: () => Date;
+}
+
+interface QueuedPublish {
+  result: PipelineOutput;
+  publisher: PublisherRecord;
+  resolve: (outcome: CommitOutcome) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Publishes queued in the same turn of the event loop share one SQLite transaction (one fsync under
+ * synchronous=FULL), and the batch's checkpoint is signed in it; callers are settled after the commit.
+ *
+ * A publish is refused (VERSION_EXISTS) or found stored (idempotent) by reads alone, before it writes anything,
+ * so a refusal needs no rollback. Anything that fails once a publish has started writing rolls the whole batch
+ * back; each of its publishes is then committed alone, so only the one that fails fails. (No SAVEPOINT per
+ * publish: SQLite journals every page a savepoint touches, which costs more than the rare retry.)
+ */
+export class GroupCommitter implements PublishCommitter {
+  private queued: QueuedPublish[] = [];
+  private signingKey: SigningKey | undefined;
+
+  constructor(private readonly options: GroupCommitterOptions) {}
+
+  commit(result: PipelineOutput, publisher: PublisherRecord): Promise<CommitOutcome> {
+    return new Promise((resolve, reject) => {
+      this.queued.push({ result, publisher, resolve, reject });
+      if (this.queued.length === 1) setImmediate(() => this.commitQueued());
+    });
+  }
+
+  whenReady(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  private commitQueued(): void {
+    const batch = this.queued;
+    this.queued = [];
+    if (this.tryCommit(batch)) return;
+    for (const item of batch) this.tryCommit([item]);
+  }
+
+  /**
+   * Commit `batch` in one transaction and settle every publish in it; false (nothing settled, nothing stored)
+   * when a publish failed after it started writing and the batch has more than one publish.
+   */
+  private tryCommit(batch: QueuedPublish[]): boolean {
+    const { store, log } = this.options;
+    let settlements: (() => void)[];
+    try {
+      settlements = store.transaction(() => {
+        const key = this.currentSigningKey();
+        const settled: (() => void)[] = [];
+        let appended = false;
+        for (const item of batch) {
+          let stored: CommitOutcome | undefined;
+          try {
+            stored = this.findStored(item.result);
+          } catch (refusal) {
+            settled.push(() => item.reject(refusal));
+            continue;
+          }
+          const outcome = stored ?? this.storePublish(item.result, item.publisher, key);
+          appended ||= outcome.created;
+          settled.push(() => item.resolve(outcome));
+        }
+        // Signed before the commit: an acknowledged publish is in a signed checkpoint, never only in the tree.
+        if (appended) log.signLatestCheckpoint();
+        return settled;
+      });
+    } catch (error) {
+      if (batch.length > 1) return false;
+      for (const item of batch) item.reject(error);
+      return true;
+    }
+    for (const settle of settlements) settle();
+    return true;
+  }
+
+  /** Reads only: the stored record when name@version has this digest (idempotent), VERSION_EXISTS when it has another. */
+  private findStored(result: PipelineOutput): CommitOutcome | undefined {
+    const existing = this.options.store.getVersion(result.name, result.version);
+    if (!existing) return undefined;
+    if (existing.digest === result.digest) return { created: false, record: existing };
+    throw new ToolsealError('VERSION_EXISTS', `${result.name}@${result.version} already exists with digest ${existing.digest}; publish a new version`, {
+      pointer: '/version',
+    });
+  }
+
+  /** A new version, inside the batch transaction: sign its attestation, store bytes, leaf and version. */
+  private storePublish(result: PipelineOutput, publisher: PublisherRecord, key: SigningKey): CommitOutcome {
+    const { store, log } = this.options;
+    const previous = store.getLatestStoredVersion(result.name);
+    const storedAt = this.options.clock().toISOString();
+    const statement = buildPublishStatement({
+      name: result.name,
+      version: result.version,
+      digest: result.digest,
+      predicate: {
+        registry: this.options.origin,
+        publisher: publisher.namespace,
+        storedAt,
+        policy: PIPELINE_POLICY_VERSION,
+        size: result.size,
+        previousDigest: (previous?.digest as Sha256Digest | undefined) ?? null,
+      },
+    });
+    const attestation = signStatement(statement, key);
+    store.insertBlobIfAbsent(result.digest, result.canonicalBytes);
+    const logIndex = log.appendLeaf('attestation', attestation);
+    const record = store.insertVersion({
+      name: result.name,
+      version: result.version,
+      digest: result.digest,
+      publisherId: publisher.id,
+      storedAt,
+      attestation: Buffer.from(attestation),
+      kid: key.kid,
+      logIndex,
+    });
+    return { created: true, record };
+  }
+
+  /** The active key, reloaded when another process or thread (e.g. `toolseal keys rotate`) rotated it. */
+  private currentSigningKey(): SigningKey {
+    const activeKid = this.options.store.activeSigningKid();
+    if (activeKid === undefined) throw new ToolsealError('INTERNAL', 'the registry has no active signing key');
+    if (activeKid !== this.signingKey?.kid) this.signingKey = loadSigningKey(this.options.keysDir, activeKid);
+    return this.signingKey;
+  }
+}
