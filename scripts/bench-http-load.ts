@@ -29,6 +29,8 @@ export interface LoadResult {
   /** Latency percentiles in milliseconds (full resolution, from every 2xx response). */
   p50: number;
   p99: number;
+  /** CPU time the load generator itself used per 2xx response, user + system (it shares the machine's cores). */
+  clientCpuMicrosPerOk: number;
 }
 
 export type LoadRequest = { id: number; job: LoadJob };
@@ -54,25 +56,27 @@ async function runJob(job: LoadJob): Promise<LoadResult> {
     if (status >= 200 && status < 300) latencies.push(responseTime);
   });
   const result = await instance;
-  latencies.sort((a, b) => a - b);
-  const at = (q: number): number => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? Number.NaN;
   const statusCounts: Record<string, number> = {};
   for (const [status, { count }] of Object.entries(result.statusCodeStats)) statusCounts[status] = count;
-  return {
-    seconds: result.duration,
-    okPerSecond: result['2xx'] / result.duration,
-    ok: result['2xx'],
-    statusCounts,
-    errors: result.errors,
-    timeouts: result.timeouts,
-    p50: at(0.5),
-    p99: at(0.99),
-  };
+  return summarize(result.duration, latencies, statusCounts, result.errors, result.timeouts);
+}
+
+/** Percentiles and per-status counts as runJob reports them. */
+function summarize(seconds: number, latencies: number[], statusCounts: Record<string, number>, errors: number, timeouts: number): LoadResult {
+  latencies.sort((a, b) => a - b);
+  const at = (q: number): number => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? Number.NaN;
+  let ok = 0;
+  for (const [status, count] of Object.entries(statusCounts)) if (status.startsWith('2')) ok += count;
+  return { seconds, okPerSecond: ok / seconds, ok, statusCounts, errors, timeouts, p50: at(0.5), p99: at(0.99), clientCpuMicrosPerOk: 0 };
 }
 
 process.on('message', (message: LoadRequest) => {
+  const cpuBefore = process.cpuUsage();
   runJob(message.job).then(
-    (result) => process.send!({ id: message.id, result } satisfies LoadReply),
+    (result) => {
+      const cpu = process.cpuUsage(cpuBefore);
+      process.send!({ id: message.id, result: { ...result, clientCpuMicrosPerOk: (cpu.user + cpu.system) / Math.max(1, result.ok) } } satisfies LoadReply);
+    },
     (error: unknown) => process.send!({ id: message.id, error: error instanceof Error ? (error.stack ?? error.message) : String(error) } satisfies LoadReply),
   );
 });

@@ -595,7 +595,7 @@ async function benchPublish(load: LoadClient, toolseal: Toolseal, inline: Toolse
 function describeHttpRuns(label: string, runs: MeasuredRun[]): string {
   return (
     `    ${label}: ${fmt(median(runs.map((r) => r.result.okPerSecond))).padStart(7)} req/s  p50 ${fmt(median(runs.map((r) => r.result.p50)), 1)} ms  p99 ${fmt(median(runs.map((r) => r.result.p99)), 1)} ms` +
-      `  server CPU ${fmt(median(runs.map((r) => r.cpuMicrosPerOk)), 0)} µs/req  event loop busy ${fmt(median(runs.map((r) => r.eventLoopUtilization)) * 100, 0)}%` +
+      `  server CPU ${fmt(median(runs.map((r) => r.cpuMicrosPerOk)), 0)} µs/req, client ${fmt(median(runs.map((r) => r.result.clientCpuMicrosPerOk)), 0)}  event loop busy ${fmt(median(runs.map((r) => r.eventLoopUtilization)) * 100, 0)}%` +
       `  (rounds: ${runs.map((r) => fmt(r.result.okPerSecond)).join(', ')})`
   );
 }
