@@ -414,10 +414,10 @@ function instrumentPublish(store: Store, log: TransparencyLog, timings: Timings)
       addTiming(timings, label, performance.now() - start);
     }
   };
-  for (const name of ['getVersion', 'getLatestStoredVersion', 'listSigningKeys', 'insertBlobIfAbsent', 'insertVersion', 'getLogSize', 'latestCheckpoint', 'insertCheckpoint']) {
+  for (const name of ['getVersion', 'getLatestStoredDigest', 'listSigningKeys', 'insertBlobIfAbsent', 'insertVersion', 'getLogSize', 'latestCheckpoint', 'insertCheckpoint']) {
     shadow(store, name, timed(name));
   }
-  for (const name of ['appendLeaf', 'proveInclusion']) shadow(log, name, timed(name));
+  for (const name of ['appendLeaf', 'proveInclusions']) shadow(log, name, timed(name));
   shadow(log, 'signLatestCheckpoint', (original) => (...args) => {
     phase = 'checkpoint';
     try {

@@ -6,12 +6,14 @@ import { PIPELINE_POLICY_VERSION, type Sha256Digest } from '../pipeline/index.ts
 import { buildPublishStatement, loadSigningKey, signStatement, type SigningKey } from '../attest/index.ts';
 import type { PublisherRecord, Store, VersionRecord } from '../store/index.ts';
 import type { PipelineOutput } from './pipeline-pool.ts';
-import type { TransparencyLog } from './transparency-log.ts';
+import type { InclusionProof, TransparencyLog } from './transparency-log.ts';
 
 export interface CommitOutcome {
   /** False when the same name@version with the same digest was already stored (idempotent). */
   created: boolean;
   record: VersionRecord;
+  /** Its leaf's inclusion proof in the checkpoint the commit signed (or the latest one, when nothing was new). */
+  inclusion: InclusionProof;
 }
 
 /** Where publishes are committed: on the calling thread (GroupCommitter) or on a writer thread (startPublishWriter). */
@@ -42,7 +44,8 @@ interface QueuedPublish {
 
 /**
  * Publishes queued in the same turn of the event loop share one SQLite transaction (one fsync under
- * synchronous=FULL), and the batch's checkpoint is signed in it; callers are settled after the commit.
+ * synchronous=FULL), and the batch's checkpoint is signed in it, with each publish's inclusion proof in it;
+ * callers are settled after the commit.
  *
  * A publish is refused (VERSION_EXISTS) or found stored (idempotent) by reads alone, before it writes anything,
  * so a refusal needs no rollback. Anything that fails once a publish has started writing rolls the whole batch
@@ -88,21 +91,23 @@ export class GroupCommitter implements PublishCommitter {
       settlements = store.transaction(() => {
         const key = this.currentSigningKey();
         const settled: (() => void)[] = [];
-        let appended = false;
+        const committed: { item: QueuedPublish; stored: Omit<CommitOutcome, 'inclusion'> }[] = [];
         for (const item of batch) {
-          let stored: CommitOutcome | undefined;
+          let found: Omit<CommitOutcome, 'inclusion'> | undefined;
           try {
-            stored = this.findStored(item.result);
+            found = this.findStored(item.result);
           } catch (refusal) {
             settled.push(() => item.reject(refusal));
             continue;
           }
-          const outcome = stored ?? this.storePublish(item.result, item.publisher, key);
-          appended ||= outcome.created;
-          settled.push(() => item.resolve(outcome));
+          committed.push({ item, stored: found ?? this.storePublish(item.result, item.publisher, key) });
         }
+        if (committed.length === 0) return settled;
         // Signed before the commit: an acknowledged publish is in a signed checkpoint, never only in the tree.
-        if (appended) log.signLatestCheckpoint();
+        const checkpoint = committed.some(({ stored }) => stored.created) ? log.signLatestCheckpoint() : store.latestCheckpoint();
+        if (!checkpoint) throw new ToolsealError('INTERNAL', 'the log has no signed checkpoint');
+        const proofs = log.proveInclusions(committed.map(({ stored }) => stored.record.logIndex), checkpoint);
+        committed.forEach(({ item, stored }, i) => settled.push(() => item.resolve({ ...stored, inclusion: proofs[i]! })));
         return settled;
       });
     } catch (error) {
@@ -115,7 +120,7 @@ export class GroupCommitter implements PublishCommitter {
   }
 
   /** Reads only: the stored record when name@version has this digest (idempotent), VERSION_EXISTS when it has another. */
-  private findStored(result: PipelineOutput): CommitOutcome | undefined {
+  private findStored(result: PipelineOutput): Omit<CommitOutcome, 'inclusion'> | undefined {
     const existing = this.options.store.getVersion(result.name, result.version);
     if (!existing) return undefined;
     if (existing.digest === result.digest) return { created: false, record: existing };
@@ -125,9 +130,9 @@ export class GroupCommitter implements PublishCommitter {
   }
 
   /** A new version, inside the batch transaction: sign its attestation, store bytes, leaf and version. */
-  private storePublish(result: PipelineOutput, publisher: PublisherRecord, key: SigningKey): CommitOutcome {
+  private storePublish(result: PipelineOutput, publisher: PublisherRecord, key: SigningKey): Omit<CommitOutcome, 'inclusion'> {
     const { store, log } = this.options;
-    const previous = store.getLatestStoredVersion(result.name);
+    const previousDigest = store.getLatestStoredDigest(result.name);
     const storedAt = this.options.clock().toISOString();
     const statement = buildPublishStatement({
       name: result.name,
@@ -139,7 +144,7 @@ export class GroupCommitter implements PublishCommitter {
         storedAt,
         policy: PIPELINE_POLICY_VERSION,
         size: result.size,
-        previousDigest: (previous?.digest as Sha256Digest | undefined) ?? null,
+        previousDigest: (previousDigest as Sha256Digest | undefined) ?? null,
       },
     });
     const attestation = signStatement(statement, key);

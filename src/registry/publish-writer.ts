@@ -52,10 +52,10 @@ export function startPublishWriter(options: PublishWriterOptions): PublishCommit
   });
   return {
     async commit(result, publisher) {
-      const { created, record } = await pool.run({ result, publisher });
+      const outcome = await pool.run({ result, publisher });
       // Structured cloning turns a Buffer into a plain Uint8Array.
-      const { buffer, byteOffset, byteLength } = record.attestation;
-      return { created, record: { ...record, attestation: Buffer.from(buffer, byteOffset, byteLength) } };
+      const { buffer, byteOffset, byteLength } = outcome.record.attestation;
+      return { ...outcome, record: { ...outcome.record, attestation: Buffer.from(buffer, byteOffset, byteLength) } };
     },
     whenReady: () => pool.whenReady(),
     close: () => pool.close(),

@@ -190,9 +190,7 @@ export class Registry {
     if (namespace.toLowerCase() !== publisher.namespace.toLowerCase()) {
       throw new ToolsealError('FORBIDDEN', `namespace ${namespace} does not belong to this publisher`, { pointer: '/name' });
     }
-    const { created, record } = await this.committer.commit(result, publisher);
-    const checkpoint = await this.log.awaitCheckpointIncluding(record.logIndex);
-    const inclusion = this.store.read(() => this.log.proveInclusion(record.logIndex, checkpoint));
+    const { created, record, inclusion } = await this.committer.commit(result, publisher);
     return { created, record, size: result.size, renamedTools: result.renamedTools, inclusion };
   }
 

@@ -126,6 +126,28 @@ export class TransparencyLog {
     return { index, size: checkpoint.size, hashes, checkpoint: checkpoint.note };
   }
 
+  /**
+   * Inclusion proofs of several leaves in the tree of one checkpoint (a group commit's publishes), reading each
+   * node they share once. Meant for inside a transaction, where nothing can change the nodes between reads.
+   */
+  proveInclusions(indexes: readonly number[], checkpoint: CheckpointRecord): InclusionProof[] {
+    const memo = new Map<number, Uint8Array>();
+    // Levels stay below 64, so index·64 + level is a distinct safe integer for any log under 2^47 leaves.
+    const reader: NodeReader = {
+      readNode: (level, index) => {
+        const key = index * 64 + level;
+        let hash = memo.get(key);
+        if (!hash) memo.set(key, (hash = this.reader.readNode(level, index)));
+        return hash;
+      },
+    };
+    return indexes.map((index) => {
+      if (index < 0 || index >= checkpoint.size) throw new ToolsealError('INTERNAL', `leaf ${index} is not in checkpoint ${checkpoint.size}`);
+      const hashes = generateInclusionProof(reader, index, checkpoint.size).map((hash) => Buffer.from(hash).toString('base64'));
+      return { index, size: checkpoint.size, hashes, checkpoint: checkpoint.note };
+    });
+  }
+
   /** RFC 9162 §2.1.3.1 for a tree size no larger than the latest checkpoint. */
   proveInclusionAt(index: number, size: number): string[] {
     this.assertCheckpointedSize(size);

@@ -117,7 +117,7 @@ export class Store {
       'status, yank_reason AS yankReason, yanked_at AS yankedAt, yank_log_index AS yankLogIndex';
     this.raw = {
       versionByNameVersion: client.prepare(`SELECT ${versionColumns} FROM manifest_versions WHERE name = ? AND version = ?`),
-      latestVersionOf: client.prepare(`SELECT ${versionColumns} FROM manifest_versions WHERE name = ? ORDER BY id DESC LIMIT 1`),
+      latestDigestOf: client.prepare('SELECT digest FROM manifest_versions WHERE name = ? ORDER BY id DESC LIMIT 1').pluck(),
       insertBlobIfAbsent: client.prepare('INSERT INTO blobs (digest, bytes, size) VALUES (?, ?, ?) ON CONFLICT DO NOTHING'),
       insertVersion: client.prepare(
         'INSERT INTO manifest_versions (name, version, digest, publisher_id, stored_at, attestation, kid, log_index) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
@@ -129,25 +129,20 @@ export class Store {
       ),
       publisherByTokenHash: client.prepare('SELECT id, namespace, token_hash AS tokenHash, created_at AS createdAt FROM publishers WHERE token_hash = ?'),
       insertCheckpoint: client.prepare('INSERT INTO log_checkpoints (size, root_hash, note, created_at) VALUES (?, ?, ?, ?)'),
+      logSize: client.prepare('SELECT coalesce(max(idx) + 1, 0) FROM log_entries').pluck(),
+      insertNode: client.prepare('INSERT INTO log_nodes (level, idx, hash) VALUES (?, ?, ?)'),
+      insertEntry: client.prepare('INSERT INTO log_entries (idx, kind, data, leaf_hash) VALUES (?, ?, ?, ?)'),
     };
     const p = sql.placeholder;
     this.statements = {
       blobByDigest: db.select().from(blobs).where(eq(blobs.digest, p('digest'))).prepare(),
       publisherById: db.select().from(publishers).where(eq(publishers.id, p('id'))).prepare(),
-      logSize: db.select({ size: sql<number>`coalesce(max(${logEntries.index}) + 1, 0)` }).from(logEntries).prepare(),
-      insertNode: db.insert(logNodes).values({ level: p('level'), index: p('index'), hash: p('hash') }).prepare(),
-      insertEntry: db.insert(logEntries).values({ index: p('index'), kind: p('kind'), data: p('data'), leafHash: p('leafHash') }).prepare(),
     };
   }
 
   /** Run `work` in one SQLite transaction (synchronous, BEGIN IMMEDIATE: one writer at a time). */
   transaction<T>(work: () => T): T {
     return this.client.transaction(work).immediate();
-  }
-
-  /** Run `work` in one read transaction (a single snapshot, and one WAL read lock instead of one per statement). */
-  read<T>(work: () => T): T {
-    return this.client.inTransaction ? work() : this.client.transaction(work).deferred();
   }
 
   close(): void {
@@ -195,9 +190,9 @@ export class Store {
     return this.raw.versionByNameVersion.get(name, version) as VersionRecord | undefined;
   }
 
-  /** The most recently stored version of `name` (any status), for the attestation's previousDigest. */
-  getLatestStoredVersion(name: string): VersionRecord | undefined {
-    return this.raw.latestVersionOf.get(name) as VersionRecord | undefined;
+  /** The digest of the most recently stored version of `name` (any status), for the attestation's previousDigest. */
+  getLatestStoredDigest(name: string): string | undefined {
+    return this.raw.latestDigestOf.get(name) as string | undefined;
   }
 
   insertVersion(row: Omit<VersionRecord, 'id' | 'status' | 'yankReason' | 'yankedAt' | 'yankLogIndex'>): VersionRecord {
@@ -272,7 +267,7 @@ export class Store {
   // ── transparency log ────────────────────────────────────────────────────
 
   getLogSize(): number {
-    return this.statements.logSize.get()?.size ?? 0;
+    return this.raw.logSize.get() as number;
   }
 
   readLogNode(level: number, index: number): Buffer | undefined {
@@ -280,11 +275,11 @@ export class Store {
   }
 
   insertLogEntry(entry: LogEntryRecord): void {
-    this.statements.insertEntry.run({ index: entry.index, kind: entry.kind, data: entry.data, leafHash: entry.leafHash });
+    this.raw.insertEntry.run(entry.index, entry.kind, entry.data, entry.leafHash);
   }
 
   insertLogNode(level: number, index: number, hash: Uint8Array): void {
-    this.statements.insertNode.run({ level, index, hash: Buffer.from(hash) });
+    this.raw.insertNode.run(level, index, Buffer.from(hash.buffer, hash.byteOffset, hash.byteLength));
   }
 
   readLogEntries(start: number, end: number): LogEntryRecord[] {
