@@ -18,7 +18,10 @@ export interface CommitOutcome {
 
 /** Where publishes are committed: on the calling thread (GroupCommitter) or on a writer thread (startPublishWriter). */
 export interface PublishCommitter {
-  /** Resolves once the publish is durable and in a signed checkpoint; rejects with VERSION_EXISTS or INTERNAL. */
+  /**
+   * Resolves once the publish is durable and in a signed checkpoint; rejects with VERSION_EXISTS or INTERNAL.
+   * It may take `result.canonicalBytes` (moved to another thread): the caller must not use them afterwards.
+   */
   commit(result: PipelineOutput, publisher: PublisherRecord): Promise<CommitOutcome>;
   /** Resolves once it can commit; rejects with INTERNAL if it cannot (a server checks this at start). */
   whenReady(): Promise<void>;

@@ -2,7 +2,7 @@
 
 import { runPipeline } from '../pipeline/index.ts';
 import type { PipelineInput, PipelineOutput } from './pipeline-pool.ts';
-import { serveWorkerJobs } from './worker-thread.ts';
+import { serveWorkerJobs, transferableBuffers } from './worker-thread.ts';
 
 await serveWorkerJobs<PipelineInput, PipelineOutput>(
   () => {},
@@ -10,7 +10,6 @@ await serveWorkerJobs<PipelineInput, PipelineOutput>(
     const { name, version, canonicalBytes, digest, size, renamedTools } = runPipeline(bytes, limits);
     return { name, version, canonicalBytes, digest, size, renamedTools };
   },
-  // The canonical bytes are moved back when they own their buffer (a view into a larger one would be copied anyway).
-  ({ canonicalBytes }) =>
-    canonicalBytes.byteOffset === 0 && canonicalBytes.byteLength === canonicalBytes.buffer.byteLength ? [canonicalBytes.buffer as ArrayBuffer] : [],
+  // The canonical bytes are moved back when they own their buffer (a view into a larger one is copied).
+  ({ canonicalBytes }) => transferableBuffers(canonicalBytes),
 );

@@ -5,7 +5,7 @@ import { ToolsealError } from '../errors.ts';
 import type { PublisherRecord } from '../store/index.ts';
 import type { CommitOutcome, PublishCommitter } from './group-commit.ts';
 import type { PipelineOutput } from './pipeline-pool.ts';
-import { startWorkerPool } from './worker-thread.ts';
+import { startWorkerPool, transferableBuffers } from './worker-thread.ts';
 
 export interface PublishWriterOptions {
   /** The registry's data folder (the writer opens its own connection to the same database). */
@@ -49,6 +49,8 @@ export function startPublishWriter(options: PublishWriterOptions): PublishCommit
     role: 'publish writer',
     maxHeapMb: options.maxHeapMb ?? 512,
     workerData: setup,
+    // The canonical bytes are moved, not copied, when they own their buffer (the pipeline pool's always do).
+    transferOf: ({ result }) => transferableBuffers(result.canonicalBytes),
   });
   return {
     async commit(result, publisher) {

@@ -22,6 +22,11 @@ export type WorkerReply<Output> = { id: number } & ({ output: Output } | PostedE
 /** Everything a worker posts: one `ready` once its module has loaded (and set itself up), then one reply per job. */
 export type WorkerMessage<Output> = WorkerReply<Output> | { ready: true };
 
+/** `[bytes.buffer]` when the view spans its whole buffer, so moving it moves nothing else; otherwise `[]` (copied). */
+export function transferableBuffers(bytes: Uint8Array): ArrayBuffer[] {
+  return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer ? [bytes.buffer] : [];
+}
+
 export function toPostedError(error: unknown): PostedError {
   if (isToolsealError(error)) return { refusal: { code: error.code, message: error.message, pointer: error.pointer } };
   return { failure: error instanceof Error ? error.message : String(error) };
