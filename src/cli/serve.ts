@@ -23,8 +23,9 @@ export const serveUsage = `toolseal serve [--port P] [--data DIR] [--keys DIR] [
   Serves the registry on 127.0.0.1 (defaults: port 8787, data/, keys/; or TOOLSEAL_PORT, TOOLSEAL_DATA,
   TOOLSEAL_KEYS). A signing key is generated on first start. --pipeline-workers: threads that run the
   publish pipeline (default: one per core beyond the first, at most 4; or TOOLSEAL_PIPELINE_WORKERS); with
-  1 or more, publishes are also signed and committed on a writer thread; 0 runs both on the event loop. --dev: on an empty database, create a local dev publisher and publish the
-  examples in manifests/. Stops gracefully on SIGTERM/SIGINT.`;
+  1 or more, publishes are also signed and committed on a writer thread; 0 runs both on the event loop.
+  --dev: on an empty database, create a local dev publisher and publish the examples in manifests/.
+  Stops gracefully on SIGTERM/SIGINT.`;
 
 const DEV_NAMESPACE = 'io.github.acme';
 const DEV_TOKEN_FILE = 'dev-token.txt';

@@ -107,8 +107,10 @@ export class GroupCommitter implements PublishCommitter {
         }
         if (committed.length === 0) return settled;
         // Signed before the commit: an acknowledged publish is in a signed checkpoint, never only in the tree.
-        const checkpoint = committed.some(({ stored }) => stored.created) ? log.signLatestCheckpoint() : store.latestCheckpoint();
-        if (!checkpoint) throw new ToolsealError('INTERNAL', 'the log has no signed checkpoint');
+        // (Also when only an idempotent publish's leaf is beyond the latest checkpoint, which a crash can leave.)
+        const latest = store.latestCheckpoint();
+        const uncovered = committed.some(({ stored }) => stored.record.logIndex >= (latest?.size ?? 0));
+        const checkpoint = uncovered ? log.signLatestCheckpoint() : latest!;
         const proofs = log.proveInclusions(committed.map(({ stored }) => stored.record.logIndex), checkpoint);
         committed.forEach(({ item, stored }, i) => settled.push(() => item.resolve({ ...stored, inclusion: proofs[i]! })));
         return settled;
