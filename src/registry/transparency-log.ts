@@ -122,8 +122,7 @@ export class TransparencyLog {
     if (!checkpoint || index < 0 || index >= checkpoint.size) {
       throw new ToolsealError('NOT_FOUND', `leaf ${index} is not in the latest checkpoint yet`);
     }
-    const hashes = generateInclusionProof(this.reader, index, checkpoint.size).map((hash) => Buffer.from(hash).toString('base64'));
-    return { index, size: checkpoint.size, hashes, checkpoint: checkpoint.note };
+    return this.proveInclusions([index], checkpoint)[0]!;
   }
 
   /**
