@@ -1,6 +1,6 @@
 // Shared plumbing for the registry's worker threads (the pipeline pool, the publish writer): a TypeScript module
-// loaded in a worker, a fixed pool of such workers with a ready handshake, and errors carried across the thread
-// boundary with their code, message and pointer.
+// loaded in a worker, a fixed pool of such workers with a ready handshake, jobs and replies batched into one message
+// per turn of each event loop, and errors carried across the thread boundary with their code, message and pointer.
 
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -13,14 +13,18 @@ export type PostedError =
   | { refusal: { code: ErrorCode; message: string; pointer: string | undefined } }
   | { failure: string };
 
-/** Messages between a pool and its workers. */
+/**
+ * Messages between a pool and its workers. Jobs and replies travel in batches (arrays): every message costs a
+ * wake-up, a callback into JavaScript and a microtask checkpoint on the receiving thread, so a pool posts the
+ * jobs of one turn of its event loop together, and a worker its replies of one turn.
+ */
 export interface WorkerJob<Input> {
   id: number;
   input: Input;
 }
 export type WorkerReply<Output> = { id: number } & ({ output: Output } | PostedError);
-/** Everything a worker posts: one `ready` once its module has loaded (and set itself up), then one reply per job. */
-export type WorkerMessage<Output> = WorkerReply<Output> | { ready: true };
+/** Everything a worker posts: one `ready` once its module has loaded (and set itself up), then batches of replies. */
+export type WorkerMessage<Output> = WorkerReply<Output>[] | { ready: true };
 
 /** `[bytes.buffer]` when the view spans its whole buffer, so moving it moves nothing else; otherwise `[]` (copied). */
 export function transferableBuffers(bytes: Uint8Array): ArrayBuffer[] {
@@ -78,7 +82,8 @@ interface PooledWorker<Input, Output> {
    * and a worker that dies before that failed to start: it is not replaced.
    */
   ready: boolean;
-  unsent: WorkerJob<Input>[];
+  /** Jobs not posted yet: they leave together at the end of this turn of the event loop (or once ready). */
+  outbox: WorkerJob<Input>[];
   inFlight: Map<number, { resolve: (output: Output) => void; reject: (error: unknown) => void }>;
 }
 
@@ -103,30 +108,58 @@ export function startWorkerPool<Input, Output>(options: WorkerPoolOptions<Input>
     settleReadiness = () => (startupFailure === undefined ? resolve() : reject(startupError()));
   });
   readiness.catch(() => {}); // also reported by every run() and by whenReady()
-  const post = (pooled: PooledWorker<Input, Output>, job: WorkerJob<Input>): void => pooled.worker.postMessage(job, options.transferOf?.(job.input));
+
+  const settle = (pooled: PooledWorker<Input, Output>, reply: WorkerReply<Output>): void => {
+    const pending = pooled.inFlight.get(reply.id);
+    if (!pending) return;
+    pooled.inFlight.delete(reply.id);
+    if (pooled.inFlight.size === 0) pooled.worker.unref();
+    if ('output' in reply) pending.resolve(reply.output);
+    else pending.reject(fromPostedError(reply, `the ${role} failed unexpectedly`));
+  };
+  const transferOfJobs = (jobs: WorkerJob<Input>[]): ArrayBuffer[] | undefined =>
+    // A buffer shared by two jobs is moved once (structured cloning keeps both views of it).
+    options.transferOf ? [...new Set(jobs.flatMap((job) => options.transferOf!(job.input)))] : undefined;
+  /** Post a ready worker's outbox as one message. A job that cannot be posted (not cloneable) fails alone. */
+  const postOutbox = (pooled: PooledWorker<Input, Output>): void => {
+    if (!pooled.ready || pooled.outbox.length === 0) return;
+    const jobs = pooled.outbox;
+    pooled.outbox = [];
+    try {
+      pooled.worker.postMessage(jobs, transferOfJobs(jobs));
+    } catch {
+      for (const job of jobs) {
+        try {
+          pooled.worker.postMessage([job], transferOfJobs([job]));
+        } catch (cause) {
+          settle(pooled, { id: job.id, ...toPostedError(cause) });
+        }
+      }
+    }
+  };
+  let flushScheduled = false;
+  const flushOutboxes = (): void => {
+    flushScheduled = false;
+    for (const pooled of workers) postOutbox(pooled);
+  };
 
   const spawn = (slot: number): PooledWorker<Input, Output> => {
     const worker = new Worker(source, { eval: true, workerData: options.workerData, resourceLimits: { maxOldGenerationSizeMb: options.maxHeapMb } });
-    const pooled: PooledWorker<Input, Output> = { worker, inFlight: new Map(), ready: false, unsent: [] };
+    const pooled: PooledWorker<Input, Output> = { worker, inFlight: new Map(), ready: false, outbox: [] };
     worker.unref();
     worker.on('message', (message: WorkerMessage<Output>) => {
-      if ('ready' in message) {
-        pooled.ready = true;
-        if (workers.every((candidate) => candidate.ready)) settleReadiness();
-        for (const job of pooled.unsent.splice(0)) post(pooled, job);
+      if (Array.isArray(message)) {
+        for (const reply of message) settle(pooled, reply);
         return;
       }
-      const pending = pooled.inFlight.get(message.id);
-      if (!pending) return;
-      pooled.inFlight.delete(message.id);
-      if (pooled.inFlight.size === 0) worker.unref();
-      if ('output' in message) pending.resolve(message.output);
-      else pending.reject(fromPostedError(message, `the ${role} failed unexpectedly`));
+      pooled.ready = true;
+      if (workers.every((candidate) => candidate.ready)) settleReadiness();
+      postOutbox(pooled);
     });
     const fail = (cause: unknown): void => {
       for (const pending of pooled.inFlight.values()) pending.reject(new ToolsealError('INTERNAL', `a ${role} worker stopped`, { cause }));
       pooled.inFlight.clear();
-      pooled.unsent.length = 0;
+      pooled.outbox = [];
       if (closed || workers[slot] !== pooled) return;
       if (pooled.ready) workers[slot] = spawn(slot);
       else {
@@ -150,8 +183,11 @@ export function startWorkerPool<Input, Output>(options: WorkerPoolOptions<Input>
       return new Promise<Output>((resolve, reject) => {
         chosen.inFlight.set(job.id, { resolve, reject });
         if (chosen.inFlight.size === 1) chosen.worker.ref();
-        if (chosen.ready) post(chosen, job);
-        else chosen.unsent.push(job);
+        chosen.outbox.push(job);
+        if (!flushScheduled) {
+          flushScheduled = true;
+          setImmediate(flushOutboxes);
+        }
       });
     },
     whenReady: () => readiness,
@@ -174,23 +210,61 @@ export async function serveWorkerJobs<Input, Output>(
   const port = parentPort;
   if (!port) throw new Error('this module runs only as a worker thread');
   await setUp();
-  port.on('message', ({ id, input }: WorkerJob<Input>) => {
-    const reply = (message: WorkerReply<Output>, transfer?: ArrayBuffer[]): void => port.postMessage(message, transfer);
-    let pending: Output | Promise<Output>;
+  let outbox: WorkerReply<Output>[] = [];
+  let transfer: ArrayBuffer[] = [];
+  let flushQueued = false;
+  const flush = (): void => {
+    flushQueued = false;
+    if (outbox.length === 0) return;
+    const replies = outbox;
+    const moved = transfer;
+    outbox = [];
+    transfer = [];
     try {
-      pending = handle(input);
-    } catch (error) {
-      reply({ id, ...toPostedError(error) });
-      return;
+      port.postMessage(replies, [...new Set(moved)]);
+    } catch {
+      // One reply that cannot be posted (e.g. not cloneable) must not lose the others: post them one by one.
+      for (const reply of replies) {
+        try {
+          port.postMessage([reply], 'output' in reply ? transferOf?.(reply.output) : undefined);
+        } catch (error) {
+          port.postMessage([{ id: reply.id, ...toPostedError(error) }]);
+        }
+      }
     }
-    if (!(pending instanceof Promise)) {
-      reply({ id, output: pending }, transferOf?.(pending));
-      return;
+  };
+  /**
+   * A synchronous job is answered at once: a batch of CPU-bound jobs answered only at its end would make the
+   * threads take turns instead of overlapping. Replies settled by promises wait for a microtask, which runs after
+   * the reactions already queued (every publish one group commit settles), so they share one message.
+   */
+  const reply = (message: WorkerReply<Output>, moved: ArrayBuffer[] | undefined, now: boolean): void => {
+    outbox.push(message);
+    if (moved) transfer.push(...moved);
+    if (now) flush();
+    else if (!flushQueued) {
+      flushQueued = true;
+      queueMicrotask(flush);
     }
-    pending.then(
-      (output) => reply({ id, output }, transferOf?.(output)),
-      (error: unknown) => reply({ id, ...toPostedError(error) }),
-    );
+  };
+  port.on('message', (jobs: WorkerJob<Input>[]) => {
+    for (const { id, input } of jobs) {
+      let pending: Output | Promise<Output>;
+      try {
+        pending = handle(input);
+      } catch (error) {
+        reply({ id, ...toPostedError(error) }, undefined, true);
+        continue;
+      }
+      if (!(pending instanceof Promise)) {
+        reply({ id, output: pending }, transferOf?.(pending), true);
+        continue;
+      }
+      pending.then(
+        (output) => reply({ id, output }, transferOf?.(output), false),
+        (error: unknown) => reply({ id, ...toPostedError(error) }, undefined, false),
+      );
+    }
   });
   port.postMessage({ ready: true } satisfies WorkerMessage<Output>);
 }
