@@ -3,13 +3,14 @@
 import { createPublicKey, sign as signEd25519, verify as verifyEd25519, type KeyObject } from 'node:crypto';
 import { flattenedVerify, importJWK, type CryptoKey, type FlattenedJWS } from 'jose';
 import { ToolsealError } from '../errors.ts';
-import { canonicalizeToBytes, type Sha256Digest, type JsonValue } from '../pipeline/index.ts';
+import type { Sha256Digest } from '../pipeline/index.ts';
 import { SIGNING_ALG, type Jwks, type JwksKey, type SigningKey } from './keys.ts';
 import {
   ATTESTATION_JWS_TYPE,
   IN_TOTO_STATEMENT_TYPE,
   TOOLSEAL_PREDICATE_TYPE,
   formatSubjectName,
+  serializeStatementJcs,
   type PublishStatement,
 } from './statement.ts';
 
@@ -22,7 +23,7 @@ const utf8Decoder = new TextDecoder('utf-8', { fatal: true });
  * so a publish can sign inside its database transaction.
  */
 export function signStatement(statement: PublishStatement, key: SigningKey): Uint8Array {
-  const payload = Buffer.from(canonicalizeToBytes(statement as unknown as JsonValue)).toString('base64url');
+  const payload = Buffer.from(serializeStatementJcs(statement), 'utf8').toString('base64url');
   const header = { alg: SIGNING_ALG, kid: key.kid, typ: ATTESTATION_JWS_TYPE };
   const protectedHeader = Buffer.from(JSON.stringify(header)).toString('base64url');
   // RFC 7515 §5.1: the signing input is ASCII(BASE64URL(header) || '.' || BASE64URL(payload)).

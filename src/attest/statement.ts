@@ -1,6 +1,6 @@
 // The in-toto Statement v1 a publish attestation signs (in-toto attestation spec, Statement layer v1).
 
-import type { Sha256Digest } from '../pipeline/index.ts';
+import { canonicalizeToText, type JsonValue, type Sha256Digest } from '../pipeline/index.ts';
 
 export const IN_TOTO_STATEMENT_TYPE = 'https://in-toto.io/Statement/v1';
 /** Versioned: a change to the predicate's meaning is a new URI. */
@@ -46,4 +46,37 @@ export function buildPublishStatement(input: {
     predicateType: TOOLSEAL_PREDICATE_TYPE,
     predicate: input.predicate,
   };
+}
+
+const PREDICATE_MEMBERS = 6;
+
+/**
+ * The statement's JCS form (RFC 8785), written directly rather than walked generically: it runs once per publish
+ * inside the commit. Members are emitted in §3.2.3 order (sorted by UTF-16 code unit: `_type` < `predicate` <
+ * `predicateType` < `subject`), strings by JSON.stringify (§3.2.2.2 is ECMAScript's string serialisation) and
+ * the size as a safe integer (§3.2.2.3). Anything off that shape goes through the generic canonicaliser.
+ */
+export function serializeStatementJcs(statement: PublishStatement): string {
+  const { predicate } = statement;
+  const subject = statement.subject[0];
+  const exactShape =
+    Object.keys(statement).length === 4 &&
+    statement.subject.length === 1 &&
+    Object.keys(subject).length === 2 &&
+    Object.keys(subject.digest).length === 1 &&
+    Object.keys(predicate).length === PREDICATE_MEMBERS &&
+    Number.isSafeInteger(predicate.size) &&
+    [statement._type, statement.predicateType, subject.name, subject.digest.sha256, predicate.registry, predicate.publisher, predicate.storedAt, predicate.policy].every(
+      (value) => typeof value === 'string',
+    ) &&
+    (predicate.previousDigest === null || typeof predicate.previousDigest === 'string');
+  if (!exactShape) return canonicalizeToText(statement as unknown as JsonValue);
+  const text = JSON.stringify;
+  return (
+    `{"_type":${text(statement._type)},` +
+    `"predicate":{"policy":${text(predicate.policy)},"previousDigest":${predicate.previousDigest === null ? 'null' : text(predicate.previousDigest)},` +
+    `"publisher":${text(predicate.publisher)},"registry":${text(predicate.registry)},"size":${String(predicate.size)},"storedAt":${text(predicate.storedAt)}},` +
+    `"predicateType":${text(statement.predicateType)},` +
+    `"subject":[{"digest":{"sha256":${text(subject.digest.sha256)}},"name":${text(subject.name)}}]}`
+  );
 }
