@@ -49,9 +49,14 @@ const FETCH_TARGET = 0.6;
  */
 const PUBLISH_CONCURRENCY = [8, 32, 64] as const;
 const PUBLISH_CONNECTIONS = PUBLISH_CONCURRENCY[0];
-const PUBLISH_ROUNDS = 3;
+const PUBLISH_ROUNDS = 5;
 const PUBLISH_SECONDS = 3;
-const PIPELINE_SECONDS = 2;
+/**
+ * The pipeline baseline is measured for this long between consecutive HTTP runs, and each run is paired with the
+ * mean of the baselines just before and just after it: on a shared machine the speed drifts within seconds.
+ */
+const PIPELINE_SECONDS = 1;
+const IN_PROCESS_SECONDS = 2;
 const COMMIT_FLOOR_SECONDS = 1;
 const BREAKDOWN_SECONDS = 1.5;
 const PUBLISH_TARGET = 0.4;
@@ -120,6 +125,11 @@ interface MeasuredRun {
   cpuMicrosPerOk: number;
   /** How busy this process's event loop was (1 = never idle). */
   eventLoopUtilization: number;
+}
+
+/** A publish run and the pipeline baseline around it (the mean of the rates measured just before and just after). */
+interface PairedRun extends MeasuredRun {
+  baselineRate: number;
 }
 
 /** One load run, with the CPU the servers in this process spent on it (this process does nothing else meanwhile). */
@@ -508,20 +518,24 @@ async function benchPublish(load: LoadClient, toolseal: Toolseal, inline: Toolse
   timeCommitFloor(toolseal.dir, 0.3);
 
   const pipelineRates: number[] = [];
-  // runs.get(server).get(connections)[round]
-  const runs = new Map(servers.map((server) => [server, new Map(PUBLISH_CONCURRENCY.map((c) => [c, [] as MeasuredRun[]]))]));
+  // runs.get(server).get(connections)[round], each with the pipeline rate measured around it
+  const runs = new Map(servers.map((server) => [server, new Map(PUBLISH_CONCURRENCY.map((c) => [c, [] as PairedRun[]]))]));
   const inProcessRates: number[] = [];
   const commitRates: number[] = [];
   for (let round = 0; round < PUBLISH_ROUNDS; round++) {
-    pipelineRates.push(runPipelines(PIPELINE_SECONDS));
+    let baselineBefore = runPipelines(PIPELINE_SECONDS);
+    pipelineRates.push(baselineBefore);
     for (const server of servers) {
       for (const connections of PUBLISH_CONCURRENCY) {
         const measured = await measureRun(load, job(PUBLISH_SECONDS, server, connections));
         checkClean(`publish (${server.pipelineWorkers} workers, ${connections} in flight)`, measured.result, ['201']);
-        runs.get(server)!.get(connections)!.push(measured);
+        const baselineAfter = runPipelines(PIPELINE_SECONDS);
+        pipelineRates.push(baselineAfter);
+        runs.get(server)!.get(connections)!.push({ ...measured, baselineRate: (baselineBefore + baselineAfter) / 2 });
+        baselineBefore = baselineAfter;
       }
     }
-    inProcessRates.push(await timePublishInProcess(direct.registry, direct.publisher, inProcessBody, PUBLISH_CONNECTIONS, PIPELINE_SECONDS));
+    inProcessRates.push(await timePublishInProcess(direct.registry, direct.publisher, inProcessBody, PUBLISH_CONNECTIONS, IN_PROCESS_SECONDS));
     commitRates.push(timeCommitFloor(toolseal.dir, COMMIT_FLOOR_SECONDS));
   }
   const pipelineRate = median(pipelineRates);
@@ -533,7 +547,7 @@ async function benchPublish(load: LoadClient, toolseal: Toolseal, inline: Toolse
     let best = { connections: 0, rate: -1, pairedRatio: 0, cpu: 0 };
     for (const [connections, list] of runs.get(server)!) {
       const rate = median(list.map((r) => r.result.okPerSecond));
-      const pairedRatio = median(list.map((run, i) => run.result.okPerSecond / pipelineRates[i]!));
+      const pairedRatio = median(list.map((run) => run.result.okPerSecond / run.baselineRate));
       lines.push(describeHttpRuns(`${String(connections).padStart(3)} in flight`, list) + `  ratio ${fmt(pairedRatio, 2)}`);
       if (rate > best.rate) best = { connections, rate, pairedRatio, cpu: median(list.map((r) => r.cpuMicrosPerOk)) };
     }
@@ -562,8 +576,10 @@ async function benchPublish(load: LoadClient, toolseal: Toolseal, inline: Toolse
   const checkpoints = toolseal.store.listCheckpoints().length;
   return [
     `publish: POST /v1/manifests, ${fmt(upload.byteLength)}-byte upload -> ${fmt(canonicalSize)} canonical bytes, a new version of one manifest each time`,
-    `  ${PUBLISH_CONCURRENCY.join(', ')} requests in flight (autocannon connections), WAL + synchronous=FULL on ${tmpdir()}; ${PUBLISH_ROUNDS} rounds; medians`,
-    `  pipeline in-process (runPipeline, parse -> digest)  ${fmt(pipelineRate).padStart(7)} ops/s  ${fmt(pipelineMicros, 0).padStart(5)} µs/op  (rounds: ${pipelineRates.map((r) => fmt(r)).join(', ')})`,
+    `  ${PUBLISH_CONCURRENCY.join(', ')} requests in flight (autocannon connections), WAL + synchronous=FULL on ${tmpdir()}; ${PUBLISH_ROUNDS} rounds x ${PUBLISH_SECONDS} s; medians`,
+    `  pipeline in-process (runPipeline, parse -> digest)  ${fmt(pipelineRate).padStart(7)} ops/s  ${fmt(pipelineMicros, 0).padStart(5)} µs/op` +
+      `  (${pipelineRates.length} runs of ${PIPELINE_SECONDS} s between the HTTP runs: ${fmt(Math.min(...pipelineRates))} to ${fmt(Math.max(...pipelineRates))};` +
+      ` each HTTP run's ratio is to the mean of the two around it)`,
     `  publish over HTTP as \`toolseal serve\` runs it here: pipeline on ${toolseal.pipelineWorkers} worker thread(s), commits on the writer thread:`,
     ...served.lines,
     `  throughput ${fmt(served.best.rate)} req/s (best load: ${served.best.connections} in flight); ratio HTTP publish/pipeline ${fmt(pairedRatio, 2)}` +
