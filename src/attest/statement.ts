@@ -48,8 +48,6 @@ export function buildPublishStatement(input: {
   };
 }
 
-const PREDICATE_MEMBERS = 6;
-
 /**
  * The statement's JCS form (RFC 8785), written directly rather than walked generically: it runs once per publish
  * inside the commit. Members are emitted in §3.2.3 order (sorted by UTF-16 code unit: `_type` < `predicate` <
@@ -64,7 +62,7 @@ export function serializeStatementJcs(statement: PublishStatement): string {
     statement.subject.length === 1 &&
     Object.keys(subject).length === 2 &&
     Object.keys(subject.digest).length === 1 &&
-    Object.keys(predicate).length === PREDICATE_MEMBERS &&
+    Object.keys(predicate).length === 6 && // PublishPredicate's members, each written below
     Number.isSafeInteger(predicate.size) &&
     [statement._type, statement.predicateType, subject.name, subject.digest.sha256, predicate.registry, predicate.publisher, predicate.storedAt, predicate.policy].every(
       (value) => typeof value === 'string',

@@ -390,5 +390,5 @@ function formatPublishBody(outcome: PublishOutcome): string {
     tlogProof: formatTlogText(outcome.inclusion),
     url: versionPath(record.name, record.version),
   });
-  return `${head.slice(0, -1)},"attestation":${Buffer.from(record.attestation).toString('utf8')},${tail.slice(1)}`;
+  return `${head.slice(0, -1)},"attestation":${record.attestation.toString('utf8')},${tail.slice(1)}`;
 }
