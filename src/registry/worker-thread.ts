@@ -78,7 +78,7 @@ export interface WorkerPool<Input, Output> {
 interface PooledWorker<Input, Output> {
   worker: Worker;
   /**
-   * It has said it is ready. Jobs wait in `unsent` until then, so no job can kill a worker that is not ready,
+   * It has said it is ready. Jobs wait in `outbox` until then, so no job can kill a worker that is not ready,
    * and a worker that dies before that failed to start: it is not replaced.
    */
   ready: boolean;
