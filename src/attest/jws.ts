@@ -22,7 +22,7 @@ const utf8Decoder = new TextDecoder('utf-8', { fatal: true });
  * a flattened JWS (RFC 7515 §7.2.2) itself serialised with JCS. Synchronous (node:crypto Ed25519),
  * so a publish can sign inside its database transaction.
  */
-export function signStatement(statement: PublishStatement, key: SigningKey): Uint8Array {
+export function signStatement(statement: PublishStatement, key: SigningKey): Buffer {
   const payload = Buffer.from(serializeStatementJcs(statement), 'utf8').toString('base64url');
   const header = { alg: SIGNING_ALG, kid: key.kid, typ: ATTESTATION_JWS_TYPE };
   const protectedHeader = Buffer.from(JSON.stringify(header)).toString('base64url');

@@ -3,7 +3,7 @@
 import { Hono, type Context } from 'hono';
 import { ToolsealError, httpStatusByCode, type ErrorCode } from '../errors.ts';
 import { readBodyWithin } from './body.ts';
-import { computeSha256Hex, parseStrict, type Sha256Digest } from '../pipeline/index.ts';
+import { computeDigest, computeSha256Hex, parseStrict, type Sha256Digest } from '../pipeline/index.ts';
 import { computeEntryBundleWidth, computeTileWidth, formatEntryBundle, formatTlogProof, parseTilePath, readTile } from '../log/index.ts';
 import type { InclusionProof, PublisherRecord, PublishOutcome, Registry } from '../registry/index.ts';
 
@@ -251,7 +251,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
 
   /** Every read re-checks sha256(bytes) against the digest before a byte is sent. */
   function sendVerified(c: Context<AppEnv>, entry: CachedBody): Response {
-    if (`sha256:${computeSha256Hex(entry.bytes)}` !== entry.digest) {
+    if (computeDigest(entry.bytes) !== entry.digest) {
       throw new ToolsealError('INTEGRITY_ERROR', 'stored bytes fail their digest; refusing to serve them');
     }
     const ifNoneMatch = c.req.header('If-None-Match');

@@ -161,7 +161,7 @@ export class GroupCommitter implements PublishCommitter {
       digest: result.digest,
       publisherId: publisher.id,
       storedAt,
-      attestation: Buffer.from(attestation),
+      attestation,
       kid: key.kid,
       logIndex,
     });

@@ -62,7 +62,9 @@ export class TransparencyLog {
     for (const node of computeNodesForAppend(this.reader, index, leafHash)) {
       this.store.insertLogNode(node.level, node.index, node.hash);
     }
-    this.store.insertLogEntry({ index, kind, data: Buffer.from(data), leafHash: Buffer.from(leafHash) });
+    // Views, not copies: SQLite copies bound bytes when the statement runs.
+    const asBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.store.insertLogEntry({ index, kind, data: asBuffer(data), leafHash: asBuffer(leafHash) });
     return index;
   }
 
