@@ -1,6 +1,6 @@
 // Benchmark of the publish pipeline against the cheapest possible JSON round trip.
 //
-// Inputs (deterministic, built from shared/corpus): a ~5 KB and a ~50 KB manifest assembled from the tools of the
+// Inputs (deterministic, built from test/vectors/corpus): a ~5 KB and a ~50 KB manifest assembled from the tools of the
 // smaller corpus files, and the largest corpus file (github-mcp-server) as one manifest; each pretty-printed the way
 // a vendor would upload it. For each input: ops/s of runPipeline(bytes), ops/s of the baseline
 // JSON.stringify(JSON.parse(decode(bytes))), and their ratio (target: pipeline within 8x of the baseline for the
@@ -9,7 +9,7 @@
 //
 // Run: npx tsx scripts/bench-pipeline.ts        (or import { benchPipeline } and print its lines)
 
-import { readFileSync, readdirSync, existsSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseStrict, runPipeline, type JsonObject, type JsonValue } from '../src/pipeline/index.ts';
@@ -26,14 +26,6 @@ interface Input {
   tools: number;
   /** Whether the 8x target applies. */
   targeted: boolean;
-}
-
-function sharedDir(): string {
-  const fromEnv = process.env['TOOLSEAL_SHARED_DIR'];
-  if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
-  const beside = fileURLToPath(new URL('../../shared/', import.meta.url));
-  if (!existsSync(beside)) throw new Error('shared/ not found beside the repository; set TOOLSEAL_SHARED_DIR');
-  return beside;
 }
 
 const encoder = new TextEncoder();
@@ -59,7 +51,7 @@ function assemble(label: string, pool: JsonObject[], target: number): Input {
 }
 
 export function benchInputs(): Input[] {
-  const dir = resolve(sharedDir(), 'corpus');
+  const dir = fileURLToPath(new URL('../test/vectors/corpus/', import.meta.url));
   const files = readdirSync(dir)
     .filter((f) => f.endsWith('.tools.json') && f !== 'mcp-spec-examples.tools.json' && f !== 'github-mcp-server.tools.json')
     .sort();

@@ -1,6 +1,6 @@
-// Test helpers for the pipeline suites: where shared/ and the repository are, manifest builders, refusal capture.
+// Test helpers for the pipeline suites: where the repository and its vectors are, manifest builders, refusal capture.
 
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 import { ToolsealError, type ErrorCode } from '../../src/errors.ts';
@@ -12,27 +12,6 @@ import type { JsonObject, JsonValue } from '../../src/pipeline/json.ts';
  * the working directory, so the suites run the same from any folder.
  */
 export const repoRoot: string = fileURLToPath(new URL('../../', import.meta.url)).replace(/\/$/, '');
-
-/**
- * The shared/ folder: checked out beside the repository (X/main and X/shared locally; CI clones the repository
- * under another name but still puts shared/ beside it). TOOLSEAL_SHARED_DIR overrides, for unusual layouts.
- */
-export const sharedRoot: string = locateShared();
-
-function locateShared(): string {
-  const fromEnv = process.env['TOOLSEAL_SHARED_DIR'];
-  if (fromEnv !== undefined && fromEnv !== '') return fromEnv.replace(/\/$/, '');
-  const beside = fileURLToPath(new URL('../../../shared/', import.meta.url)).replace(/\/$/, '');
-  if (!existsSync(beside)) {
-    throw new Error(`shared/ not found beside the repository (looked at ${beside}); set TOOLSEAL_SHARED_DIR`);
-  }
-  return beside;
-}
-
-/** A path inside shared/, e.g. `sharedPath('vectors', 'jcs', 'input')`. */
-export function sharedPath(...parts: string[]): string {
-  return [sharedRoot, ...parts].join('/');
-}
 
 /** A path inside the repository, e.g. `repoPath('manifests')`. */
 export function repoPath(...parts: string[]): string {
@@ -140,7 +119,7 @@ export function corpusManifestName(file: string): string {
  * The corpus file is read with the strict parser (so nothing lossy of JSON.parse's slips in) and re-serialised.
  */
 export function corpusManifestBytes(file: string): Uint8Array {
-  const parsed = parseStrict(readFileSync(sharedPath('corpus', file))).value as JsonObject;
+  const parsed = parseStrict(readFileSync(vectorPath('corpus', file))).value as JsonObject;
   const tools = parsed['tools'];
   if (!Array.isArray(tools)) throw new Error(`${file} has no tools array`);
   return encodeJson({ name: corpusManifestName(file), version: '1.0.0', tools });

@@ -1,4 +1,4 @@
-// transparency-dev/merkle test data (test/log/vectors/merkle, see SOURCE.md): roots, inclusion and consistency proofs.
+// transparency-dev/merkle test data (test/vectors/merkle, see SOURCE.md): roots, inclusion and consistency proofs.
 
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -17,7 +17,7 @@ import {
 } from '../../src/log/index.ts';
 import { codeOf, fromBase64, hex, naiveRootHash } from './helpers.ts';
 
-const VECTORS = fileURLToPath(new URL('./vectors/merkle/', import.meta.url));
+const VECTORS = fileURLToPath(new URL('../vectors/merkle/', import.meta.url));
 
 function listJsonFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true })

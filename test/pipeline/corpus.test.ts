@@ -1,4 +1,4 @@
-// Real MCP tool definitions (shared/corpus) and our sample manifests (manifests/): accepted, and their bytes stable.
+// Real MCP tool definitions (test/vectors/corpus) and our sample manifests (manifests/): accepted, and their bytes stable.
 
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -13,7 +13,6 @@ import {
   readJsonFile,
   referenceJcs,
   repoPath,
-  sharedPath,
   vectorPath,
 } from '../helpers/pipeline-helpers.ts';
 
@@ -26,14 +25,14 @@ interface ManifestDigests {
   digests: Record<string, { name: string; version: string; digest: string; size: number; renamedTools: unknown[] }>;
 }
 
-const corpusFiles = listFiles(sharedPath('corpus'), '.tools.json');
+const corpusFiles = listFiles(vectorPath('corpus'), '.tools.json');
 const corpusExpected = readJsonFile<CorpusDigests>(vectorPath('corpus-digests.json'));
 const manifestFiles = listFiles(repoPath('manifests'), '.json');
 const manifestExpected = readJsonFile<ManifestDigests>(vectorPath('manifest-digests.json'));
 
 const sha256 = (bytes: Uint8Array) => 'sha256:' + createHash('sha256').update(bytes).digest('hex');
 
-describe('shared/corpus as manifests', () => {
+describe('test/vectors/corpus as manifests', () => {
   it('every corpus file has an expected outcome recorded, and every record names a corpus file', () => {
     expect(corpusFiles.length).toBeGreaterThanOrEqual(10);
     expect([...Object.keys(corpusExpected.digests), ...Object.keys(corpusExpected.refused)].sort()).toEqual(corpusFiles);

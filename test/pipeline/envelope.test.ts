@@ -5,10 +5,10 @@ import { ToolsealError, type ErrorCode } from '../../src/errors.ts';
 import { MANIFEST_SCHEMA_V1_ID, checkEnvelope, manifestSchemaV1 } from '../../src/pipeline/envelope.ts';
 import { parseStrict, type ParseResult } from '../../src/pipeline/parse.ts';
 import { buildLargeManifest } from '../../scripts/generate-large-manifest.ts';
-import { sharedPath } from '../helpers/pipeline-helpers.ts';
+import { vectorPath } from '../helpers/pipeline-helpers.ts';
 
-// The real-world corpus (MCP tools/list captures) lives in shared/, beside the repository.
-const corpusDir = sharedPath('corpus') + '/';
+// The real-world corpus (MCP tools/list captures) lives in test/vectors/corpus.
+const corpusDir = vectorPath('corpus') + '/';
 const manifestsDir = new URL('../../manifests/', import.meta.url);
 
 function parse(value: unknown): ParseResult {

@@ -5,9 +5,9 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ToolsealError, type ErrorCode } from '../../src/errors.ts';
 import { parseStrict } from '../../src/pipeline/index.ts';
-import { listFiles, readJsonFile, refusalOf, sharedPath, vectorPath } from '../helpers/pipeline-helpers.ts';
+import { listFiles, readJsonFile, refusalOf, vectorPath } from '../helpers/pipeline-helpers.ts';
 
-const dir = sharedPath('vectors', 'json-test-suite');
+const dir = vectorPath('json-test-suite');
 const all = listFiles(dir, '.json');
 const read = (file: string): Uint8Array => readFileSync(`${dir}/${file}`);
 
