@@ -17,10 +17,11 @@ const WARMUP_CALLS = 200;
 const LISTS_PER_ROUND = 20;
 const VERSION = '1.0.0';
 
-
 async function connect(command: string[]): Promise<Client> {
   const client = new Client({ name: 'bench-guard', version: '1.0.0' });
-  await client.connect(new StdioClientTransport({ command: command[0]!, args: command.slice(1), cwd: repoRoot, stderr: 'ignore' }));
+  await client.connect(
+    new StdioClientTransport({ command: command[0]!, args: command.slice(1), cwd: repoRoot, stderr: 'ignore' }),
+  );
   return client;
 }
 
@@ -31,25 +32,40 @@ async function timeSequential(count: number, operation: (i: number) => Promise<u
   return Number(process.hrtime.bigint() - start) / 1e6 / count;
 }
 
-const call = (client: Client, i: number): Promise<unknown> => client.callTool({ name: 'echo', arguments: { text: `call ${i}` } });
+const call = (client: Client, i: number): Promise<unknown> =>
+  client.callTool({ name: 'echo', arguments: { text: `call ${i}` } });
 
 export async function benchGuard(): Promise<string[]> {
   const registry = await startTestRegistry();
   const clients: Client[] = [];
   try {
-    const signed = runPipeline(Buffer.from(JSON.stringify({ name: FIXTURE_MANIFEST_NAME, version: VERSION, tools: fixtureTools })));
+    const signed = runPipeline(
+      Buffer.from(JSON.stringify({ name: FIXTURE_MANIFEST_NAME, version: VERSION, tools: fixtureTools })),
+    );
     await registry.publish(signed.canonicalBytes);
     const server = fixtureCommand('faithful');
     const direct = await connect(server);
     clients.push(direct);
-    const guarded = await connect([process.execPath, toolsealBin, 'guard', '--manifest', `${FIXTURE_MANIFEST_NAME}@${VERSION}`, '--registry', registry.url, '--', ...server]);
+    const guarded = await connect([
+      process.execPath,
+      toolsealBin,
+      'guard',
+      '--manifest',
+      `${FIXTURE_MANIFEST_NAME}@${VERSION}`,
+      '--registry',
+      registry.url,
+      '--',
+      ...server,
+    ]);
     clients.push(guarded);
 
     // Sanity: the guard hands out the signed tools, and both paths answer a call the same way.
     const listed = await guarded.listTools();
-    if (listed.tools.length !== fixtureTools.length) throw new Error(`guard listed ${listed.tools.length} tools, expected ${fixtureTools.length}`);
+    if (listed.tools.length !== fixtureTools.length)
+      throw new Error(`guard listed ${listed.tools.length} tools, expected ${fixtureTools.length}`);
     const [viaDirect, viaGuard] = await Promise.all([call(direct, 0), call(guarded, 0)]);
-    if (JSON.stringify(viaDirect) !== JSON.stringify(viaGuard)) throw new Error('the guard changed a tools/call result');
+    if (JSON.stringify(viaDirect) !== JSON.stringify(viaGuard))
+      throw new Error('the guard changed a tools/call result');
 
     for (const client of [direct, guarded]) {
       await timeSequential(WARMUP_CALLS, (i) => call(client, i));

@@ -51,7 +51,12 @@ function signingKey(): SigningKey {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
   const x = String(publicKey.export({ format: 'jwk' }).x);
   const kid = computeKid({ crv: 'Ed25519', x });
-  return { kid, privateKey, publicKey, publicJwk: { kty: 'OKP', crv: 'Ed25519', x, kid, alg: SIGNING_ALG, use: 'sig' } };
+  return {
+    kid,
+    privateKey,
+    publicKey,
+    publicJwk: { kty: 'OKP', crv: 'Ed25519', x, kid, alg: SIGNING_ALG, use: 'sig' },
+  };
 }
 
 interface Fixture {
@@ -97,7 +102,12 @@ function buildFixture(): Fixture {
   }
   const origin = 'toolseal.local/log/bench';
   const log = generateKeyPairSync('ed25519');
-  const checkpoint = signCheckpoint({ origin, size: LOG_SIZE, rootHash: computeRootHash(store, LOG_SIZE) }, { name: origin, privateKey: log.privateKey }, undefined, []);
+  const checkpoint = signCheckpoint(
+    { origin, size: LOG_SIZE, rootHash: computeRootHash(store, LOG_SIZE) },
+    { name: origin, privateKey: log.privateKey },
+    undefined,
+    [],
+  );
   const hashes = generateInclusionProof(store, index, LOG_SIZE).map((hash) => Buffer.from(hash).toString('base64'));
 
   const input: VerifyFetchedInput = {
@@ -147,8 +157,8 @@ function perCpuSecond(count: number, since: NodeJS.CpuUsage): number {
   return (count * 1_000_000) / Math.max(1, used.user + used.system);
 }
 
-
-const format = (value: number, digits = 0): string => value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const format = (value: number, digits = 0): string =>
+  value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 const micros = (perSecond: number): string => `${format(1_000_000 / perSecond, 1)} µs`;
 
 export async function benchHost(): Promise<string[]> {
@@ -160,11 +170,16 @@ export async function benchHost(): Promise<string[]> {
   const raw = (): void => {
     if (!verify(null, rawMessage, rawKey, rawSignature)) throw new Error('raw signature does not verify');
   };
-  const expectation = { name: input.expected!.name!, version: input.expected!.version!, digest: input.expected!.digest! };
+  const expectation = {
+    name: input.expected!.name!,
+    version: input.expected!.version!,
+    digest: input.expected!.digest!,
+  };
   const attestationSync = (): void => {
     verifyAttestationSync(input.attestation, input.jwks as Parameters<typeof verifyAttestationSync>[1], expectation);
   };
-  const attestationJose = (): Promise<unknown> => verifyAttestation(input.attestation, input.jwks as Parameters<typeof verifyAttestation>[1], expectation);
+  const attestationJose = (): Promise<unknown> =>
+    verifyAttestation(input.attestation, input.jwks as Parameters<typeof verifyAttestation>[1], expectation);
 
   // Sanity: the inputs verify, and the timed function is the one that checks everything.
   const verified = verifyFetched(input);
@@ -172,7 +187,11 @@ export async function benchHost(): Promise<string[]> {
 
   rate(full, WARMUP_MS / 2);
   rate(raw, WARMUP_MS / 2);
-  const { first: fullRates, second: rawRates } = await measureAlternating(ROUNDS, () => rate(full, ROUND_MS), () => rate(raw, ROUND_MS));
+  const { first: fullRates, second: rawRates } = await measureAlternating(
+    ROUNDS,
+    () => rate(full, ROUND_MS),
+    () => rate(raw, ROUND_MS),
+  );
   await rateAsync(attestationJose, WARMUP_MS / 4);
   rate(attestationSync, WARMUP_MS / 4);
   const { first: syncRates, second: joseRates } = await measureAlternating(

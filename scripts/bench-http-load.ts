@@ -47,11 +47,20 @@ async function runJob(job: LoadJob): Promise<LoadResult> {
             method: 'POST',
             path: job.path,
             headers: { 'content-type': 'application/json', authorization: `Bearer ${job.token}` },
-            setupRequest: (request) => ({ ...request, body: job.template.replace('@@VERSION@@', `${job.versionPrefix}${nextVersion++}`) }),
+            setupRequest: (request) => ({
+              ...request,
+              body: job.template.replace('@@VERSION@@', `${job.versionPrefix}${nextVersion++}`),
+            }),
           },
         ];
   const latencies: number[] = [];
-  const instance = autocannon({ url: job.url, connections: job.connections, duration: job.seconds, timeout: 10, requests });
+  const instance = autocannon({
+    url: job.url,
+    connections: job.connections,
+    duration: job.seconds,
+    timeout: 10,
+    requests,
+  });
   instance.on('response', (_client: unknown, status: number, _bytes: number, responseTime: number) => {
     if (status >= 200 && status < 300) latencies.push(responseTime);
   });
@@ -62,12 +71,29 @@ async function runJob(job: LoadJob): Promise<LoadResult> {
 }
 
 /** Percentiles and per-status counts as runJob reports them. */
-function summarize(seconds: number, latencies: number[], statusCounts: Record<string, number>, errors: number, timeouts: number): LoadResult {
+function summarize(
+  seconds: number,
+  latencies: number[],
+  statusCounts: Record<string, number>,
+  errors: number,
+  timeouts: number,
+): LoadResult {
   latencies.sort((a, b) => a - b);
-  const at = (q: number): number => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? Number.NaN;
+  const at = (q: number): number =>
+    latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? Number.NaN;
   let ok = 0;
   for (const [status, count] of Object.entries(statusCounts)) if (status.startsWith('2')) ok += count;
-  return { seconds, okPerSecond: ok / seconds, ok, statusCounts, errors, timeouts, p50: at(0.5), p99: at(0.99), clientCpuMicrosPerOk: 0 };
+  return {
+    seconds,
+    okPerSecond: ok / seconds,
+    ok,
+    statusCounts,
+    errors,
+    timeouts,
+    p50: at(0.5),
+    p99: at(0.99),
+    clientCpuMicrosPerOk: 0,
+  };
 }
 
 process.on('message', (message: LoadRequest) => {
@@ -75,9 +101,16 @@ process.on('message', (message: LoadRequest) => {
   runJob(message.job).then(
     (result) => {
       const cpu = process.cpuUsage(cpuBefore);
-      process.send!({ id: message.id, result: { ...result, clientCpuMicrosPerOk: (cpu.user + cpu.system) / Math.max(1, result.ok) } } satisfies LoadReply);
+      process.send!({
+        id: message.id,
+        result: { ...result, clientCpuMicrosPerOk: (cpu.user + cpu.system) / Math.max(1, result.ok) },
+      } satisfies LoadReply);
     },
-    (error: unknown) => process.send!({ id: message.id, error: error instanceof Error ? (error.stack ?? error.message) : String(error) } satisfies LoadReply),
+    (error: unknown) =>
+      process.send!({
+        id: message.id,
+        error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+      } satisfies LoadReply),
   );
 });
 // The parent going away (or disconnecting when done) ends this process.

@@ -71,7 +71,6 @@ const LOG_BATCH = 100;
 
 // ── helpers ─────────────────────────────────────────────────────────────
 
-
 function fmt(value: number, digits = 0): string {
   return value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 }
@@ -86,16 +85,21 @@ class LoadClient {
   private nextId = 0;
 
   constructor() {
-    this.child = fork(fileURLToPath(new URL('./bench-http-load.ts', import.meta.url)), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    this.child = fork(fileURLToPath(new URL('./bench-http-load.ts', import.meta.url)), [], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
   }
 
   run(job: LoadJob): Promise<LoadResult> {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        cleanup();
-        reject(new Error(`load generator did not answer within ${job.seconds + 30} s`));
-      }, (job.seconds + 30) * 1000);
+      const timer = setTimeout(
+        () => {
+          cleanup();
+          reject(new Error(`load generator did not answer within ${job.seconds + 30} s`));
+        },
+        (job.seconds + 30) * 1000,
+      );
       const onMessage = (reply: LoadReply): void => {
         if (reply.id !== id) return;
         cleanup();
@@ -143,13 +147,19 @@ async function measureRun(load: LoadClient, job: LoadJob): Promise<MeasuredRun> 
   const result = await load.run(job);
   const used = process.cpuUsage(before);
   const loop = performance.eventLoopUtilization(loopBefore);
-  return { result, cpuMicrosPerOk: (used.user + used.system) / Math.max(1, result.ok), eventLoopUtilization: loop.utilization };
+  return {
+    result,
+    cpuMicrosPerOk: (used.user + used.system) / Math.max(1, result.ok),
+    eventLoopUtilization: loop.utilization,
+  };
 }
 
 function checkClean(what: string, result: LoadResult, okStatuses: readonly string[]): void {
   const bad = Object.entries(result.statusCounts).filter(([status]) => !okStatuses.includes(status));
   if (bad.length > 0 || result.errors > 0 || result.timeouts > 0) {
-    throw new Error(`${what}: unexpected responses ${JSON.stringify(result.statusCounts)}, errors ${result.errors}, timeouts ${result.timeouts}`);
+    throw new Error(
+      `${what}: unexpected responses ${JSON.stringify(result.statusCounts)}, errors ${result.errors}, timeouts ${result.timeouts}`,
+    );
   }
 }
 
@@ -165,7 +175,9 @@ function rawGet(url: string, headers: Record<string, string> = {}): Promise<RawR
     const req = httpRequest(url, { headers, agent: false }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, rawHeaders: res.rawHeaders, body: Buffer.concat(chunks) }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, rawHeaders: res.rawHeaders, body: Buffer.concat(chunks) }),
+      );
       res.on('error', reject);
     });
     req.on('error', reject);
@@ -215,7 +227,10 @@ async function startToolseal(pipelineWorkers: number): Promise<Toolseal> {
     const registry = openRegistry({ store, keysDir, origin, pipeline, committer });
     await Promise.all([pipeline.whenReady(), committer?.whenReady()]);
     const { publisher, token } = registry.createPublisher(NAMESPACE);
-    const server = await startHttpServer(createApp({ registry, onUnexpectedError: (error) => console.error('bench-http: server error', error) }), 0);
+    const server = await startHttpServer(
+      createApp({ registry, onUnexpectedError: (error) => console.error('bench-http: server error', error) }),
+      0,
+    );
     const opened = store;
     return {
       dir,
@@ -278,7 +293,8 @@ async function benchFetch(load: LoadClient, toolseal: Toolseal, upload: Buffer):
     headers: { 'content-type': 'application/json', authorization: `Bearer ${toolseal.token}` },
     body: upload,
   });
-  if (published.status !== 201) throw new Error(`publishing the fetch fixture answered ${published.status}: ${await published.text()}`);
+  if (published.status !== 201)
+    throw new Error(`publishing the fetch fixture answered ${published.status}: ${await published.text()}`);
   const { name, version } = (await published.json()) as { name: string; version: string };
   const path = versionPath(name, version);
 
@@ -289,13 +305,21 @@ async function benchFetch(load: LoadClient, toolseal: Toolseal, upload: Buffer):
   try {
     // Same bytes, same headers (names, case and order) from both servers; and toolseal's 304 still works.
     const fromBare = await rawGet(bare.url + path);
-    const same = fromBare.body.equals(reference.body) && JSON.stringify(contentHeaders(fromBare.rawHeaders)) === JSON.stringify(headers);
+    const same =
+      fromBare.body.equals(reference.body) &&
+      JSON.stringify(contentHeaders(fromBare.rawHeaders)) === JSON.stringify(headers);
     if (!same) throw new Error('the bare server does not answer like toolseal');
     const etag = headers[headers.findIndex((h) => h.toLowerCase() === 'etag') + 1]!;
     const notModified = await rawGet(toolseal.server.url + path, { 'If-None-Match': etag });
     if (notModified.status !== 304) throw new Error(`If-None-Match answered ${notModified.status}`);
 
-    const job = (url: string, seconds: number): LoadJob => ({ kind: 'get', url, path, connections: FETCH_CONNECTIONS, seconds });
+    const job = (url: string, seconds: number): LoadJob => ({
+      kind: 'get',
+      url,
+      path,
+      connections: FETCH_CONNECTIONS,
+      seconds,
+    });
     await load.run(job(bare.url, 1)); // warm-up: JIT, connection set-up, page cache
     await load.run(job(toolseal.server.url, 1));
     const runs = { bare: [] as MeasuredRun[], toolseal: [] as MeasuredRun[] };
@@ -308,7 +332,9 @@ async function benchFetch(load: LoadClient, toolseal: Toolseal, upload: Buffer):
         runs[which].push(measured);
       }
     }
-    const summary = (which: 'bare' | 'toolseal'): { rate: number; p50: number; p99: number; cpu: number; line: string } => {
+    const summary = (
+      which: 'bare' | 'toolseal',
+    ): { rate: number; p50: number; p99: number; cpu: number; line: string } => {
       const list = runs[which];
       const rate = median(list.map((r) => r.result.okPerSecond));
       const p50 = median(list.map((r) => r.result.p50));
@@ -328,7 +354,9 @@ async function benchFetch(load: LoadClient, toolseal: Toolseal, upload: Buffer):
     const b = summary('bare');
     const t = summary('toolseal');
     // Each round measured both servers back to back: the median of the per-round ratios cancels slow drift best.
-    const pairedRatio = median(runs.toolseal.map((run, i) => run.result.okPerSecond / runs.bare[i]!.result.okPerSecond));
+    const pairedRatio = median(
+      runs.toolseal.map((run, i) => run.result.okPerSecond / runs.bare[i]!.result.okPerSecond),
+    );
     return [
       `fetch by version: GET ${path} (${fmt(reference.body.byteLength)} bytes; both servers answer identical bytes and headers)`,
       `  ${FETCH_CONNECTIONS} connections, ${FETCH_ROUNDS} rounds x ${FETCH_SECONDS} s per server, order alternating; medians`,
@@ -359,7 +387,13 @@ function timeSync(seconds: number, run: (i: number) => void): number {
 }
 
 /** registry.publish called directly, `inFlight` at a time, for about `seconds`. */
-async function timePublishInProcess(registry: Registry, publisher: PublisherRecord, bodies: (i: number) => Buffer, inFlight: number, seconds: number): Promise<number> {
+async function timePublishInProcess(
+  registry: Registry,
+  publisher: PublisherRecord,
+  bodies: (i: number) => Buffer,
+  inFlight: number,
+  seconds: number,
+): Promise<number> {
   let count = 0;
   const start = performance.now();
   const limit = start + seconds * 1000;
@@ -414,21 +448,37 @@ function instrumentPublish(store: Store, log: TransparencyLog, timings: Timings)
   const shadowed: [Record<string, unknown>, string][] = [];
   let phase = 'publish';
   let body: string | undefined;
-  const shadow = (target: object, name: string, wrap: (original: (...args: unknown[]) => unknown) => (...args: unknown[]) => unknown): void => {
+  const shadow = (
+    target: object,
+    name: string,
+    wrap: (original: (...args: unknown[]) => unknown) => (...args: unknown[]) => unknown,
+  ): void => {
     const record = target as Record<string, unknown>;
     record[name] = wrap((record[name] as (...args: unknown[]) => unknown).bind(target));
     shadowed.push([record, name]);
   };
-  const timed = (name: string) => (original: (...args: unknown[]) => unknown) => (...args: unknown[]) => {
-    const label = body === undefined ? name : `${body}/${name}`;
-    const start = performance.now();
-    try {
-      return original(...args);
-    } finally {
-      addTiming(timings, label, performance.now() - start);
-    }
-  };
-  for (const name of ['getVersion', 'getLatestStoredDigest', 'listSigningKeys', 'insertBlobIfAbsent', 'insertVersion', 'getLogSize', 'latestCheckpoint', 'insertCheckpoint']) {
+  const timed =
+    (name: string) =>
+    (original: (...args: unknown[]) => unknown) =>
+    (...args: unknown[]) => {
+      const label = body === undefined ? name : `${body}/${name}`;
+      const start = performance.now();
+      try {
+        return original(...args);
+      } finally {
+        addTiming(timings, label, performance.now() - start);
+      }
+    };
+  for (const name of [
+    'getVersion',
+    'getLatestStoredDigest',
+    'listSigningKeys',
+    'insertBlobIfAbsent',
+    'insertVersion',
+    'getLogSize',
+    'latestCheckpoint',
+    'insertCheckpoint',
+  ]) {
     shadow(store, name, timed(name));
   }
   for (const name of ['appendLeaf', 'proveInclusions']) shadow(log, name, timed(name));
@@ -478,7 +528,13 @@ function formatTimings(timings: Timings, publishes: number): string[] {
     for (const [child, c] of children) lines.push(row(child.slice(label.length + 1), c, '      '));
     if (children.length > 0) {
       const rest = t.micros - children.reduce((sum, [, c]) => sum + c.micros, 0);
-      lines.push(row(label.startsWith('publish') ? 'rest (statement, Ed25519 signing)' : 'rest (root, proof, note signing)', { micros: rest, calls: t.calls }, '      '));
+      lines.push(
+        row(
+          label.startsWith('publish') ? 'rest (statement, Ed25519 signing)' : 'rest (root, proof, note signing)',
+          { micros: rest, calls: t.calls },
+          '      ',
+        ),
+      );
     }
   }
   return lines;
@@ -488,7 +544,12 @@ function formatTimings(timings: Timings, publishes: number): string[] {
  * `toolseal` runs as `toolseal serve` does by default on this machine; `inline`, when given, is the same server
  * with the pipeline on the event loop (--pipeline-workers 0), measured in the same rounds for comparison.
  */
-async function benchPublish(load: LoadClient, toolseal: Toolseal, inline: Toolseal | undefined, upload: Buffer): Promise<string[]> {
+async function benchPublish(
+  load: LoadClient,
+  toolseal: Toolseal,
+  inline: Toolseal | undefined,
+  upload: Buffer,
+): Promise<string[]> {
   const text = upload.toString('utf8');
   const versionMatch = /"version"\s*:\s*"[^"]*"/.exec(text);
   if (!versionMatch) throw new Error('the fixture manifest has no version');
@@ -500,7 +561,8 @@ async function benchPublish(load: LoadClient, toolseal: Toolseal, inline: Toolse
   const canonicalSize = runPipeline(pipelineBodies[0]!).size;
   let inProcessVersion = 0;
   const inProcessBody = (): Buffer => bodyFor(`8.0.${inProcessVersion++}`);
-  const runPipelines = (seconds: number): number => timeSync(seconds, (i) => runPipeline(pipelineBodies[i % pipelineBodies.length]!));
+  const runPipelines = (seconds: number): number =>
+    timeSync(seconds, (i) => runPipeline(pipelineBodies[i % pipelineBodies.length]!));
 
   const job = (seconds: number, target: Toolseal, connections: number): LoadJob => ({
     kind: 'publish',
@@ -515,7 +577,12 @@ async function benchPublish(load: LoadClient, toolseal: Toolseal, inline: Toolse
   const servers = inline ? [toolseal, inline] : [toolseal];
   // Warm-up of every path measured below.
   runPipelines(0.5);
-  for (const server of servers) checkClean(`publish warm-up (${server.pipelineWorkers} workers)`, await load.run(job(1, server, PUBLISH_CONNECTIONS)), ['201']);
+  for (const server of servers)
+    checkClean(
+      `publish warm-up (${server.pipelineWorkers} workers)`,
+      await load.run(job(1, server, PUBLISH_CONNECTIONS)),
+      ['201'],
+    );
   // In-process publishes (no HTTP) and their breakdown run the pipeline on this thread, so its share is the baseline's.
   const direct = inline ?? toolseal;
   await timePublishInProcess(direct.registry, direct.publisher, inProcessBody, PUBLISH_CONNECTIONS, 0.5);
@@ -523,7 +590,9 @@ async function benchPublish(load: LoadClient, toolseal: Toolseal, inline: Toolse
 
   const pipelineRates: number[] = [];
   // runs.get(server).get(connections)[round], each with the pipeline rate measured around it
-  const runs = new Map(servers.map((server) => [server, new Map(PUBLISH_CONCURRENCY.map((c) => [c, [] as PairedRun[]]))]));
+  const runs = new Map(
+    servers.map((server) => [server, new Map(PUBLISH_CONCURRENCY.map((c) => [c, [] as PairedRun[]]))]),
+  );
   const inProcessRates: number[] = [];
   const commitRates: number[] = [];
   for (let round = 0; round < PUBLISH_ROUNDS; round++) {
@@ -539,26 +608,45 @@ async function benchPublish(load: LoadClient, toolseal: Toolseal, inline: Toolse
         await sleep(SETTLE_MILLIS);
         const baselineAfter = runPipelines(PIPELINE_SECONDS);
         pipelineRates.push(baselineAfter);
-        runs.get(server)!.get(connections)!.push({ ...measured, baselineRate: (baselineBefore + baselineAfter) / 2 });
+        runs
+          .get(server)!
+          .get(connections)!
+          .push({ ...measured, baselineRate: (baselineBefore + baselineAfter) / 2 });
         baselineBefore = baselineAfter;
       }
     }
-    inProcessRates.push(await timePublishInProcess(direct.registry, direct.publisher, inProcessBody, PUBLISH_CONNECTIONS, IN_PROCESS_SECONDS));
+    inProcessRates.push(
+      await timePublishInProcess(
+        direct.registry,
+        direct.publisher,
+        inProcessBody,
+        PUBLISH_CONNECTIONS,
+        IN_PROCESS_SECONDS,
+      ),
+    );
     commitRates.push(timeCommitFloor(toolseal.dir, COMMIT_FLOOR_SECONDS));
   }
   const pipelineRate = median(pipelineRates);
   const inProcessRate = median(inProcessRates);
   const commitRate = median(commitRates);
   /** Each load's medians, and the load with the highest median rate (the server's throughput). */
-  const summarize = (server: Toolseal): { lines: string[]; best: { connections: number; rate: number; pairedRatio: number; roundRatios: number[]; cpu: number } } => {
+  const summarize = (
+    server: Toolseal,
+  ): {
+    lines: string[];
+    best: { connections: number; rate: number; pairedRatio: number; roundRatios: number[]; cpu: number };
+  } => {
     const lines: string[] = [];
     let best = { connections: 0, rate: -1, pairedRatio: 0, roundRatios: [] as number[], cpu: 0 };
     for (const [connections, list] of runs.get(server)!) {
       const rate = median(list.map((r) => r.result.okPerSecond));
       const roundRatios = list.map((run) => run.result.okPerSecond / run.baselineRate);
       const pairedRatio = median(roundRatios);
-      lines.push(describeHttpRuns(`${String(connections).padStart(3)} in flight`, list) + `  ratio ${fmt(pairedRatio, 2)}`);
-      if (rate > best.rate) best = { connections, rate, pairedRatio, roundRatios, cpu: median(list.map((r) => r.cpuMicrosPerOk)) };
+      lines.push(
+        describeHttpRuns(`${String(connections).padStart(3)} in flight`, list) + `  ratio ${fmt(pairedRatio, 2)}`,
+      );
+      if (rate > best.rate)
+        best = { connections, rate, pairedRatio, roundRatios, cpu: median(list.map((r) => r.cpuMicrosPerOk)) };
     }
     return { lines, best };
   };
@@ -573,7 +661,13 @@ async function benchPublish(load: LoadClient, toolseal: Toolseal, inline: Toolse
   const before = inProcessVersion;
   const breakdownStart = performance.now();
   try {
-    await timePublishInProcess(direct.registry, direct.publisher, inProcessBody, PUBLISH_CONNECTIONS, BREAKDOWN_SECONDS);
+    await timePublishInProcess(
+      direct.registry,
+      direct.publisher,
+      inProcessBody,
+      PUBLISH_CONNECTIONS,
+      BREAKDOWN_SECONDS,
+    );
   } finally {
     restore();
   }
@@ -620,8 +714,8 @@ async function benchPublish(load: LoadClient, toolseal: Toolseal, inline: Toolse
 function describeHttpRuns(label: string, runs: MeasuredRun[]): string {
   return (
     `    ${label}: ${fmt(median(runs.map((r) => r.result.okPerSecond))).padStart(7)} req/s  p50 ${fmt(median(runs.map((r) => r.result.p50)), 1)} ms  p99 ${fmt(median(runs.map((r) => r.result.p99)), 1)} ms` +
-      `  server CPU ${fmt(median(runs.map((r) => r.cpuMicrosPerOk)), 0)} µs/req, client ${fmt(median(runs.map((r) => r.result.clientCpuMicrosPerOk)), 0)}  event loop busy ${fmt(median(runs.map((r) => r.eventLoopUtilization)) * 100, 0)}%` +
-      `  (rounds: ${runs.map((r) => fmt(r.result.okPerSecond)).join(', ')})`
+    `  server CPU ${fmt(median(runs.map((r) => r.cpuMicrosPerOk)), 0)} µs/req, client ${fmt(median(runs.map((r) => r.result.clientCpuMicrosPerOk)), 0)}  event loop busy ${fmt(median(runs.map((r) => r.eventLoopUtilization)) * 100, 0)}%` +
+    `  (rounds: ${runs.map((r) => fmt(r.result.okPerSecond)).join(', ')})`
   );
 }
 
@@ -629,11 +723,18 @@ function describeHttpRuns(label: string, runs: MeasuredRun[]): string {
 
 /** A synthetic flattened-JWS-shaped leaf of exactly `size` bytes (base64url payload and signature). */
 function syntheticAttestation(size: number): Buffer {
-  const protectedHeader = Buffer.from(JSON.stringify({ alg: 'EdDSA', kid: randomBytes(32).toString('base64url'), typ: 'application/vnd.in-toto+json' })).toString('base64url');
+  const protectedHeader = Buffer.from(
+    JSON.stringify({ alg: 'EdDSA', kid: randomBytes(32).toString('base64url'), typ: 'application/vnd.in-toto+json' }),
+  ).toString('base64url');
   const signature = randomBytes(64).toString('base64url');
   const shell = `{"payload":"","protected":"${protectedHeader}","signature":"${signature}"}`;
-  const payload = randomBytes(size).toString('base64url').slice(0, size - shell.length);
-  const leaf = Buffer.from(`{"payload":"${payload}","protected":"${protectedHeader}","signature":"${signature}"}`, 'utf8');
+  const payload = randomBytes(size)
+    .toString('base64url')
+    .slice(0, size - shell.length);
+  const leaf = Buffer.from(
+    `{"payload":"${payload}","protected":"${protectedHeader}","signature":"${signature}"}`,
+    'utf8',
+  );
   if (leaf.byteLength !== size) throw new Error(`synthetic leaf is ${leaf.byteLength} bytes, not ${size}`);
   return leaf;
 }
@@ -643,7 +744,9 @@ function benchLogStorage(): string[] {
   const store = openStore({ dataDir: join(dir, 'data') });
   try {
     const log = new TransparencyLog(store, loadOrCreateLogKey(join(dir, 'keys')), undefined, () => new Date());
-    const pageBytes = (): number => (store.client.pragma('page_count', { simple: true }) as number) * (store.client.pragma('page_size', { simple: true }) as number);
+    const pageBytes = (): number =>
+      (store.client.pragma('page_count', { simple: true }) as number) *
+      (store.client.pragma('page_size', { simple: true }) as number);
     store.client.pragma('wal_checkpoint(TRUNCATE)');
     const fileBefore = pageBytes();
     const start = performance.now();
@@ -668,9 +771,12 @@ function benchLogStorage(): string[] {
         )
         .all() as typeof rows;
     } catch (error) {
-      return [`log storage: dbstat is not available in this SQLite build (${String(error)}); file grew ${fmt((fileAfter - fileBefore) / LOG_ENTRIES, 1)} bytes/entry`];
+      return [
+        `log storage: dbstat is not available in this SQLite build (${String(error)}); file grew ${fmt((fileAfter - fileBefore) / LOG_ENTRIES, 1)} bytes/entry`,
+      ];
     }
-    const count = (table: string): number => (store.client.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+    const count = (table: string): number =>
+      (store.client.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
     const entries = count('log_entries');
     const nodes = count('log_nodes');
     const total = rows.reduce((sum, row) => sum + row.bytes, 0);
@@ -680,7 +786,9 @@ function benchLogStorage(): string[] {
       `  rows: ${fmt(entries)} log_entries, ${fmt(nodes)} log_nodes (${fmt(nodes / entries, 2)} stored nodes per entry)`,
     ];
     for (const row of rows) {
-      lines.push(`  ${row.name.padEnd(30)} ${fmt(row.pages).padStart(5)} pages  ${fmt(row.bytes / LOG_ENTRIES, 1).padStart(7)} bytes/entry  (payload ${fmt(row.payload / LOG_ENTRIES, 1)}, unused ${fmt(row.unused / LOG_ENTRIES, 1)})`);
+      lines.push(
+        `  ${row.name.padEnd(30)} ${fmt(row.pages).padStart(5)} pages  ${fmt(row.bytes / LOG_ENTRIES, 1).padStart(7)} bytes/entry  (payload ${fmt(row.payload / LOG_ENTRIES, 1)}, unused ${fmt(row.unused / LOG_ENTRIES, 1)})`,
+      );
     }
     lines.push(
       `  log_entries + log_nodes incl. leaf data ${fmt(total / LOG_ENTRIES, 1)} bytes/entry; excluding the ${LOG_LEAF_BYTES} leaf bytes ${fmt((total - leafData) / LOG_ENTRIES, 1)} bytes/entry` +
@@ -700,7 +808,9 @@ export async function benchHttp(): Promise<string[]> {
   const upload = readFileSync(MANIFEST_FILE);
   const lines = [
     `http bench: 127.0.0.1 loopback; load generator autocannon 8 in a forked child process, servers in the bench process;` +
-      ` ${availableParallelism()} CPUs, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`,
+      ` ${availableParallelism()} CPUs, load average ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
   ];
   const load = new LoadClient();
   try {

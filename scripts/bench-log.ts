@@ -58,7 +58,9 @@ function formatNumber(value: number, digits = 1): string {
 }
 
 export async function benchLog(): Promise<string[]> {
-  const lines: string[] = [`log bench: in-memory node store, ${ENTRY_SIZE}-byte entries, median of ${BATCHES}x${PROOFS_PER_BATCH} proofs`];
+  const lines: string[] = [
+    `log bench: in-memory node store, ${ENTRY_SIZE}-byte entries, median of ${BATCHES}x${PROOFS_PER_BATCH} proofs`,
+  ];
   const inclusion = new Map<number, number>();
   const consistency = new Map<number, number>();
   buildLog(20_000); // warm up the JIT so the 1k figures are not start-up cost
@@ -75,7 +77,13 @@ export async function benchLog(): Promise<string[]> {
       verifyInclusionProof(leafHash, index, size, generateInclusionProof(store, index, size), root);
     }
     for (const from of fromSizes.slice(0, 20)) {
-      verifyConsistencyProof(from, size, computeRootHash(store, from), root, generateConsistencyProof(store, from, size));
+      verifyConsistencyProof(
+        from,
+        size,
+        computeRootHash(store, from),
+        root,
+        generateConsistencyProof(store, from, size),
+      );
     }
 
     const inclusionMicros = timeMicroseconds((i) => generateInclusionProof(store, indexes[i]!, size));
@@ -91,7 +99,9 @@ export async function benchLog(): Promise<string[]> {
   const first = SIZES[0];
   const last = SIZES[SIZES.length - 1]!;
   const ratio = (m: Map<number, number>): number => m.get(last)! / m.get(first)!;
-  lines.push(`ratio 1M/1k: inclusion ${formatNumber(ratio(inclusion), 2)}, consistency ${formatNumber(ratio(consistency), 2)} (O(log n) predicts ~2; expected < 3)`);
+  lines.push(
+    `ratio 1M/1k: inclusion ${formatNumber(ratio(inclusion), 2)}, consistency ${formatNumber(ratio(consistency), 2)} (O(log n) predicts ~2; expected < 3)`,
+  );
   return lines;
 }
 

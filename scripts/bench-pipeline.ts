@@ -53,7 +53,9 @@ function assemble(label: string, pool: JsonObject[], target: number): Input {
 export function benchInputs(): Input[] {
   const dir = fileURLToPath(new URL('../test/vectors/corpus/', import.meta.url));
   const files = readdirSync(dir)
-    .filter((f) => f.endsWith('.tools.json') && f !== 'mcp-spec-examples.tools.json' && f !== 'github-mcp-server.tools.json')
+    .filter(
+      (f) => f.endsWith('.tools.json') && f !== 'mcp-spec-examples.tools.json' && f !== 'github-mcp-server.tools.json',
+    )
     .sort();
   const seen = new Set<string>();
   const pool: JsonObject[] = [];
@@ -69,7 +71,12 @@ export function benchInputs(): Input[] {
   return [
     assemble('corpus-5k', pool, 5 * 1024),
     assemble('corpus-50k', pool, 50 * 1024),
-    { label: 'github-mcp-server', bytes: manifestBytes('io.example.bench/github-mcp-server', github), tools: github.length, targeted: false },
+    {
+      label: 'github-mcp-server',
+      bytes: manifestBytes('io.example.bench/github-mcp-server', github),
+      tools: github.length,
+      targeted: false,
+    },
   ];
 }
 
@@ -87,7 +94,6 @@ function opsPerSecond(fn: () => number, ms: number): number {
   } while (elapsed < ms || calls < 3);
   return (calls * 1000) / elapsed;
 }
-
 
 function format(n: number): string {
   return n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(1);
@@ -109,7 +115,11 @@ export async function benchPipeline(): Promise<string[]> {
     pipeline();
     opsPerSecond(baseline, WARMUP_MS);
     opsPerSecond(pipeline, WARMUP_MS);
-    const runs = await measureAlternating(ROUNDS, () => opsPerSecond(baseline, ROUND_MS), () => opsPerSecond(pipeline, ROUND_MS));
+    const runs = await measureAlternating(
+      ROUNDS,
+      () => opsPerSecond(baseline, ROUND_MS),
+      () => opsPerSecond(pipeline, ROUND_MS),
+    );
     const p = median(runs.second);
     const b = median(runs.first);
     const ratio = b / p;

@@ -30,10 +30,12 @@ const SECTIONS: readonly Section[] = [
 async function resolveSection(section: Section): Promise<BenchFunction | string> {
   if (typeof section.run === 'function') return section.run;
   const url = new URL(section.run.file, import.meta.url);
-  if (!existsSync(fileURLToPath(url))) return `${section.name} bench missing (no scripts/${section.run.file.slice(2)} yet)`;
+  if (!existsSync(fileURLToPath(url)))
+    return `${section.name} bench missing (no scripts/${section.run.file.slice(2)} yet)`;
   const module = (await import(url.href)) as Record<string, unknown>;
   const run = module[section.run.exportName];
-  if (typeof run !== 'function') return `${section.name} bench: scripts/${section.run.file.slice(2)} does not export ${section.run.exportName}()`;
+  if (typeof run !== 'function')
+    return `${section.name} bench: scripts/${section.run.file.slice(2)} does not export ${section.run.exportName}()`;
   return run as BenchFunction;
 }
 
@@ -41,13 +43,16 @@ async function main(args: string[]): Promise<number> {
   const wanted = args.filter((arg) => arg !== '--');
   const unknown = wanted.filter((name) => !SECTIONS.some((section) => section.name === name));
   if (unknown.length > 0) {
-    console.error(`unknown bench section ${unknown.join(', ')}; sections: ${SECTIONS.map((section) => section.name).join(', ')}`);
+    console.error(
+      `unknown bench section ${unknown.join(', ')}; sections: ${SECTIONS.map((section) => section.name).join(', ')}`,
+    );
     return 2;
   }
   const chosen = wanted.length === 0 ? SECTIONS : SECTIONS.filter((section) => wanted.includes(section.name));
   console.log(
-    `toolseal bench — node ${process.version}, ${availableParallelism()} CPUs, load average ${loadavg().map((load) => load.toFixed(2)).join(' ')}; ` +
-      `sections: ${chosen.map((section) => section.name).join(', ')}`,
+    `toolseal bench — node ${process.version}, ${availableParallelism()} CPUs, load average ${loadavg()
+      .map((load) => load.toFixed(2))
+      .join(' ')}; ` + `sections: ${chosen.map((section) => section.name).join(', ')}`,
   );
   const started = performance.now();
   let failed = false;
@@ -65,11 +70,15 @@ async function main(args: string[]): Promise<number> {
       for (const line of await run()) console.log(line);
     } catch (error) {
       failed = true;
-      console.log(`${section.name} bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      console.log(
+        `${section.name} bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+      );
     }
     console.log(`(${section.name}: ${((performance.now() - sectionStarted) / 1000).toFixed(1)} s)`);
   }
-  console.log(`\nbench done in ${((performance.now() - started) / 1000).toFixed(1)} s${failed ? ' — with failures' : ''}`);
+  console.log(
+    `\nbench done in ${((performance.now() - started) / 1000).toFixed(1)} s${failed ? ' — with failures' : ''}`,
+  );
   return failed ? 1 : 0;
 }
 

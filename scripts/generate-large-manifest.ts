@@ -33,7 +33,12 @@ const resources: Resource[] = [
     fields: {
       customer_id: { type: 'string', pattern: '^cus_[a-z0-9]{12}$' },
       currency: { type: 'string', enum: ['USD', 'EUR', 'GBP'] },
-      amount_minor: { type: 'integer', minimum: 0, maximum: 250000, description: 'Total in minor units of the currency' },
+      amount_minor: {
+        type: 'integer',
+        minimum: 0,
+        maximum: 250000,
+        description: 'Total in minor units of the currency',
+      },
       due_date: { type: 'string', pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$' },
       memo: { type: 'string', maxLength: 500 },
     },
@@ -175,7 +180,18 @@ const resources: Resource[] = [
 ];
 
 type Action = 'list' | 'get' | 'search' | 'audit' | 'create' | 'update' | 'archive' | 'restore' | 'delete' | 'export';
-const actions: Action[] = ['list', 'get', 'search', 'audit', 'create', 'update', 'archive', 'restore', 'delete', 'export'];
+const actions: Action[] = [
+  'list',
+  'get',
+  'search',
+  'audit',
+  'create',
+  'update',
+  'archive',
+  'restore',
+  'delete',
+  'export',
+];
 
 const readOnly = new Set<Action>(['list', 'get', 'search', 'audit']);
 const MONEY_CEILING_MINOR = 250000;
@@ -185,7 +201,11 @@ function capitalise(text: string): string {
 }
 
 function idField(resource: Resource): JsonObject {
-  return { type: 'string', pattern: `^${resource.name.slice(0, 3)}_[a-z0-9]{16}$`, description: `The ${resource.name} id` };
+  return {
+    type: 'string',
+    pattern: `^${resource.name.slice(0, 3)}_[a-z0-9]{16}$`,
+    description: `The ${resource.name} id`,
+  };
 }
 
 function pagination(): Record<string, JsonObject> {
@@ -289,10 +309,15 @@ function capabilities(resource: Resource, action: Action): ToolCapabilities {
     network: { hosts: [`${resource.plural}.api.acme.example:443`] },
     filesystem:
       action === 'export'
-        ? { read: [], write: [`/var/acme/exports/${resource.plural}/*.csv`, `/var/acme/exports/${resource.plural}/*.jsonl`] }
+        ? {
+            read: [],
+            write: [`/var/acme/exports/${resource.plural}/*.csv`, `/var/acme/exports/${resource.plural}/*.jsonl`],
+          }
         : { read: [], write: [] },
     secrets: { env: [`ACME_${resource.name.toUpperCase()}_TOKEN`] },
-    money: movesMoney ? { currencies: ['USD', 'EUR', 'GBP'], maxAmountMinorPerCall: MONEY_CEILING_MINOR } : { currencies: [] },
+    money: movesMoney
+      ? { currencies: ['USD', 'EUR', 'GBP'], maxAmountMinorPerCall: MONEY_CEILING_MINOR }
+      : { currencies: [] },
   };
 }
 
@@ -349,7 +374,9 @@ function main(): void {
   if (process.argv.includes('--check')) {
     const current = readFileSync(OUTPUT, 'utf8');
     if (current !== text) {
-      process.stderr.write('manifests/large-catalog.json is out of date: run `npx tsx scripts/generate-large-manifest.ts`\n');
+      process.stderr.write(
+        'manifests/large-catalog.json is out of date: run `npx tsx scripts/generate-large-manifest.ts`\n',
+      );
       process.exitCode = 1;
     }
     return;

@@ -2,4 +2,10 @@
 
 export * from './keys.ts';
 export * from './statement.ts';
-export { signStatement, verifyAttestation, verifyAttestationSync, type AttestationExpectation, type VerifiedAttestation } from './jws.ts';
+export {
+  signStatement,
+  verifyAttestation,
+  verifyAttestationSync,
+  type AttestationExpectation,
+  type VerifiedAttestation,
+} from './jws.ts';

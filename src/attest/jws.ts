@@ -14,7 +14,6 @@ import {
   type PublishStatement,
 } from './statement.ts';
 
-
 const utf8Decoder = new TextDecoder('utf-8', { fatal: true });
 
 /**
@@ -27,7 +26,9 @@ export function signStatement(statement: PublishStatement, key: SigningKey): Buf
   const header = { alg: SIGNING_ALG, kid: key.kid, typ: ATTESTATION_JWS_TYPE };
   const protectedHeader = Buffer.from(JSON.stringify(header)).toString('base64url');
   // RFC 7515 §5.1: the signing input is ASCII(BASE64URL(header) || '.' || BASE64URL(payload)).
-  const signature = signEd25519(null, Buffer.from(`${protectedHeader}.${payload}`, 'ascii'), key.privateKey).toString('base64url');
+  const signature = signEd25519(null, Buffer.from(`${protectedHeader}.${payload}`, 'ascii'), key.privateKey).toString(
+    'base64url',
+  );
   // JCS of {payload, protected, signature}: the members are already in RFC 8785 §3.2.3 order and every
   // value is base64url, which JSON writes without escapes, so the canonical form is this template.
   return Buffer.from(`{"payload":"${payload}","protected":"${protectedHeader}","signature":"${signature}"}`, 'ascii');
@@ -87,15 +88,21 @@ export function verifyAttestationSync(
   const unprotected = (jws as { header?: unknown }).header;
   if (unprotected !== undefined) {
     if (typeof unprotected !== 'object' || unprotected === null || Array.isArray(unprotected)) {
-      throw new ToolsealError('SIGNATURE_INVALID', 'attestation signature does not verify', { cause: new Error('JWS Unprotected Header incorrect type') });
+      throw new ToolsealError('SIGNATURE_INVALID', 'attestation signature does not verify', {
+        cause: new Error('JWS Unprotected Header incorrect type'),
+      });
     }
     const names = Object.keys(unprotected);
     if (names.includes('crit') || names.some((name) => Object.prototype.hasOwnProperty.call(header, name))) {
-      throw new ToolsealError('SIGNATURE_INVALID', 'attestation signature does not verify', { cause: new Error('JWS header parameters must be disjoint, crit protected') });
+      throw new ToolsealError('SIGNATURE_INVALID', 'attestation signature does not verify', {
+        cause: new Error('JWS header parameters must be disjoint, crit protected'),
+      });
     }
   }
   if (!isBase64url(jws.protected) || !isBase64url(jws.payload) || !isBase64url(jws.signature)) {
-    throw new ToolsealError('SIGNATURE_INVALID', 'attestation signature does not verify', { cause: new Error('JWS member is not base64url') });
+    throw new ToolsealError('SIGNATURE_INVALID', 'attestation signature does not verify', {
+      cause: new Error('JWS member is not base64url'),
+    });
   }
   try {
     utf8Decoder.decode(Buffer.from(jws.protected, 'base64url')); // jose decodes the protected header as strict UTF-8
@@ -106,7 +113,9 @@ export function verifyAttestationSync(
   const signingInput = Buffer.from(`${jws.protected}.${jws.payload}`, 'ascii');
   let ok = false;
   try {
-    ok = signature.byteLength === ED25519_SIGNATURE_BYTES && verifyEd25519(null, signingInput, publicKeyObject(jwk), signature);
+    ok =
+      signature.byteLength === ED25519_SIGNATURE_BYTES &&
+      verifyEd25519(null, signingInput, publicKeyObject(jwk), signature);
   } catch (cause) {
     throw new ToolsealError('SIGNATURE_INVALID', 'attestation signature does not verify', { cause });
   }
@@ -124,14 +133,24 @@ function isBase64url(text: string): boolean {
 type DecodedJws = FlattenedJWS & { protected: string; payload: string; signature: string };
 
 /** Parse the flattened JWS and its protected header; refuses anything but {alg: EdDSA, typ, kid} without crit. */
-function decodeAttestation(attestation: Uint8Array | string): { jws: DecodedJws; header: Record<string, unknown>; kid: string } {
+function decodeAttestation(attestation: Uint8Array | string): {
+  jws: DecodedJws;
+  header: Record<string, unknown>;
+  kid: string;
+} {
   let jws: FlattenedJWS;
   try {
     jws = JSON.parse(typeof attestation === 'string' ? attestation : utf8Decoder.decode(attestation)) as FlattenedJWS;
   } catch (cause) {
     throw new ToolsealError('SIGNATURE_INVALID', 'attestation is not JSON', { cause });
   }
-  if (typeof jws !== 'object' || jws === null || typeof jws.protected !== 'string' || typeof jws.payload !== 'string' || typeof jws.signature !== 'string') {
+  if (
+    typeof jws !== 'object' ||
+    jws === null ||
+    typeof jws.protected !== 'string' ||
+    typeof jws.payload !== 'string' ||
+    typeof jws.signature !== 'string'
+  ) {
     throw new ToolsealError('SIGNATURE_INVALID', 'attestation is not a flattened JWS');
   }
   let header: { alg?: unknown; kid?: unknown; typ?: unknown; crit?: unknown };
@@ -140,8 +159,16 @@ function decodeAttestation(attestation: Uint8Array | string): { jws: DecodedJws;
   } catch (cause) {
     throw new ToolsealError('SIGNATURE_INVALID', 'attestation protected header is not JSON', { cause });
   }
-  if (header.alg !== SIGNING_ALG || header.typ !== ATTESTATION_JWS_TYPE || header.crit !== undefined || typeof header.kid !== 'string') {
-    throw new ToolsealError('SIGNATURE_INVALID', `attestation header must be {alg: ${SIGNING_ALG}, typ: ${ATTESTATION_JWS_TYPE}, kid} without crit`);
+  if (
+    header.alg !== SIGNING_ALG ||
+    header.typ !== ATTESTATION_JWS_TYPE ||
+    header.crit !== undefined ||
+    typeof header.kid !== 'string'
+  ) {
+    throw new ToolsealError(
+      'SIGNATURE_INVALID',
+      `attestation header must be {alg: ${SIGNING_ALG}, typ: ${ATTESTATION_JWS_TYPE}, kid} without crit`,
+    );
   }
   return { jws: jws as DecodedJws, header: header as Record<string, unknown>, kid: header.kid };
 }
@@ -153,21 +180,37 @@ function findKey(jwks: Jwks, kid: string): JwksKey {
 }
 
 /** After the signature: the statement's shape, the key's validity at storedAt, the subject and the digest. */
-function checkStatement(payload: Uint8Array, jwk: JwksKey, kid: string, expected: AttestationExpectation): VerifiedAttestation {
+function checkStatement(
+  payload: Uint8Array,
+  jwk: JwksKey,
+  kid: string,
+  expected: AttestationExpectation,
+): VerifiedAttestation {
   const statement = parseStatement(payload);
   const subject = statement.subject[0];
   const digest: Sha256Digest = `sha256:${subject.digest.sha256}`;
   const storedAt = new Date(statement.predicate.storedAt);
   const storedAtSeconds = Math.floor(storedAt.getTime() / 1000);
-  if (Number.isNaN(storedAtSeconds) || storedAtSeconds < jwk.nbf || (jwk.exp !== undefined && storedAtSeconds >= jwk.exp)) {
-    throw new ToolsealError('KEY_NOT_VALID', `key ${kid} was not the registry's signing key at ${statement.predicate.storedAt}`);
+  if (
+    Number.isNaN(storedAtSeconds) ||
+    storedAtSeconds < jwk.nbf ||
+    (jwk.exp !== undefined && storedAtSeconds >= jwk.exp)
+  ) {
+    throw new ToolsealError(
+      'KEY_NOT_VALID',
+      `key ${kid} was not the registry's signing key at ${statement.predicate.storedAt}`,
+    );
   }
   if (expected.name !== undefined || expected.version !== undefined) {
     const want = formatSubjectName(expected.name ?? '', expected.version ?? '');
-    if (subject.name !== want) throw new ToolsealError('SUBJECT_MISMATCH', `attestation is for ${subject.name}, not ${want}`);
+    if (subject.name !== want)
+      throw new ToolsealError('SUBJECT_MISMATCH', `attestation is for ${subject.name}, not ${want}`);
   }
   if (expected.digest !== undefined && expected.digest !== digest) {
-    throw new ToolsealError('DIGEST_MISMATCH', `bytes have digest ${expected.digest} but the attestation covers ${digest}`);
+    throw new ToolsealError(
+      'DIGEST_MISMATCH',
+      `bytes have digest ${expected.digest} but the attestation covers ${digest}`,
+    );
   }
   return { kid, statement, digest, subjectName: subject.name, storedAt };
 }

@@ -89,8 +89,13 @@ export function loadOrCreateLogKey(keysDir: string, mayCreate = true): SigningKe
   try {
     privateKey = readPrivateJwk(file, 'the log key');
   } catch (error) {
-    if (!(error instanceof ToolsealError) || !(error.cause && (error.cause as { code?: string }).code === 'ENOENT')) throw error;
-    if (!mayCreate) throw new ToolsealError('INTERNAL', 'the log key is missing from the keys folder, but this log already has entries; restore it (or point --keys at the right folder)');
+    if (!(error instanceof ToolsealError) || !(error.cause && (error.cause as { code?: string }).code === 'ENOENT'))
+      throw error;
+    if (!mayCreate)
+      throw new ToolsealError(
+        'INTERNAL',
+        'the log key is missing from the keys folder, but this log already has entries; restore it (or point --keys at the right folder)',
+      );
     ({ privateKey } = generateKeyPairSync('ed25519'));
     mkdirSync(keysDir, { recursive: true, mode: 0o700 });
     writePrivateKeyFile(file, { ...privateKey.export({ format: 'jwk' }), use: 'tlog-checkpoint' });
@@ -108,7 +113,8 @@ function readPrivateJwk(file: string, what: string): KeyObject {
   }
   try {
     const jwk = JSON.parse(text) as { kty?: string; crv?: string; x?: string; d?: string };
-    if (jwk.kty !== 'OKP' || jwk.crv !== 'Ed25519' || typeof jwk.d !== 'string') throw new Error('not an Ed25519 private JWK');
+    if (jwk.kty !== 'OKP' || jwk.crv !== 'Ed25519' || typeof jwk.d !== 'string')
+      throw new Error('not an Ed25519 private JWK');
     return createPrivateKey({ key: { kty: 'OKP', crv: 'Ed25519', x: String(jwk.x), d: jwk.d }, format: 'jwk' });
   } catch (cause) {
     throw new ToolsealError('INTERNAL', `${what} in the keys folder is not an Ed25519 private JWK`, { cause });
@@ -118,13 +124,20 @@ function readPrivateJwk(file: string, what: string): KeyObject {
 function fromPrivateKey(privateKey: KeyObject, kid: string): SigningKey {
   const publicKey = createPublicKey(privateKey);
   const jwk = publicKey.export({ format: 'jwk' });
-  return { kid, privateKey, publicKey, publicJwk: { kty: 'OKP', crv: 'Ed25519', x: String(jwk.x), kid, alg: SIGNING_ALG, use: 'sig' } };
+  return {
+    kid,
+    privateKey,
+    publicKey,
+    publicJwk: { kty: 'OKP', crv: 'Ed25519', x: String(jwk.x), kid, alg: SIGNING_ALG, use: 'sig' },
+  };
 }
 
 export function buildJwks(keys: readonly KeyValidity[]): Jwks {
   return {
     keys: keys.map((key) =>
-      key.notAfter === null ? { ...key.publicJwk, nbf: key.notBefore } : { ...key.publicJwk, nbf: key.notBefore, exp: key.notAfter },
+      key.notAfter === null
+        ? { ...key.publicJwk, nbf: key.notBefore }
+        : { ...key.publicJwk, nbf: key.notBefore, exp: key.notAfter },
     ),
   };
 }

@@ -42,7 +42,9 @@ export function buildPublishStatement(input: {
 }): PublishStatement {
   return {
     _type: IN_TOTO_STATEMENT_TYPE,
-    subject: [{ name: formatSubjectName(input.name, input.version), digest: { sha256: input.digest.slice('sha256:'.length) } }],
+    subject: [
+      { name: formatSubjectName(input.name, input.version), digest: { sha256: input.digest.slice('sha256:'.length) } },
+    ],
     predicateType: TOOLSEAL_PREDICATE_TYPE,
     predicate: input.predicate,
   };
@@ -64,9 +66,16 @@ export function serializeStatementJcs(statement: PublishStatement): string {
     Object.keys(subject.digest).length === 1 &&
     Object.keys(predicate).length === 6 && // PublishPredicate's members, each written below
     Number.isSafeInteger(predicate.size) &&
-    [statement._type, statement.predicateType, subject.name, subject.digest.sha256, predicate.registry, predicate.publisher, predicate.storedAt, predicate.policy].every(
-      (value) => typeof value === 'string',
-    ) &&
+    [
+      statement._type,
+      statement.predicateType,
+      subject.name,
+      subject.digest.sha256,
+      predicate.registry,
+      predicate.publisher,
+      predicate.storedAt,
+      predicate.policy,
+    ].every((value) => typeof value === 'string') &&
     (predicate.previousDigest === null || typeof predicate.previousDigest === 'string');
   if (!exactShape) return canonicalizeToText(statement as unknown as JsonValue);
   const text = JSON.stringify;

@@ -18,7 +18,12 @@ export const auditUsage = `toolseal audit --registry URL [--state FILE] [--json]
 export async function runAuditCommand(args: string[]): Promise<ExitCode> {
   const { values, positionals } = parseArgs({
     args,
-    options: { registry: { type: 'string' }, state: { type: 'string' }, json: { type: 'boolean' }, 'log-key': { type: 'string' } },
+    options: {
+      registry: { type: 'string' },
+      state: { type: 'string' },
+      json: { type: 'boolean' },
+      'log-key': { type: 'string' },
+    },
     allowPositionals: true,
   });
   if (positionals.length > 0) throw new UsageError(auditUsage);
@@ -28,7 +33,9 @@ export async function runAuditCommand(args: string[]): Promise<ExitCode> {
     try {
       parseVerifierString(logKey);
     } catch (error) {
-      throw new UsageError(`--log-key is not a note verifier string: ${error instanceof Error ? error.message : String(error)}`);
+      throw new UsageError(
+        `--log-key is not a note verifier string: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
   }
   if (values.state === '') throw new UsageError('--state needs a file name');
@@ -42,7 +49,8 @@ export async function runAuditCommand(args: string[]): Promise<ExitCode> {
     });
   } catch (error) {
     // A state file that is not one of ours is an environment problem, not a registry failure.
-    if (error instanceof ToolsealError && error.code === 'BAD_REQUEST') throw new UsageError(`${values.state ?? ''}: ${error.message}`);
+    if (error instanceof ToolsealError && error.code === 'BAD_REQUEST')
+      throw new UsageError(`${values.state ?? ''}: ${error.message}`);
     throw error;
   }
 
@@ -60,7 +68,11 @@ export async function runAuditCommand(args: string[]): Promise<ExitCode> {
   return report.ok ? 0 : 1;
 }
 
-const SOURCE_TEXT = { flag: 'from --log-key', state: 'remembered in the state file', tofu: 'TRUSTED ON FIRST USE from /v1/log/key' } as const;
+const SOURCE_TEXT = {
+  flag: 'from --log-key',
+  state: 'remembered in the state file',
+  tofu: 'TRUSTED ON FIRST USE from /v1/log/key',
+} as const;
 
 function formatSummary(report: AuditReport): string {
   const lines = [`toolseal audit ${report.registry}`];
@@ -74,13 +86,20 @@ function formatSummary(report: AuditReport): string {
   );
   for (const warning of report.warnings) lines.push(`  warning: ${warning}`);
   if (report.consistency === 'refused') {
-    lines.push('  !!! REFUSED: the registry rolled back or forked its log; do not trust it. The state file was NOT advanced.');
+    lines.push(
+      '  !!! REFUSED: the registry rolled back or forked its log; do not trust it. The state file was NOT advanced.',
+    );
   }
-  for (const p of report.problems) lines.push(`  PROBLEM ${p.code}${p.index === undefined ? '' : ` (entry ${p.index})`}: ${p.message}`);
+  for (const p of report.problems)
+    lines.push(`  PROBLEM ${p.code}${p.index === undefined ? '' : ` (entry ${p.index})`}: ${p.message}`);
   if (report.ok) {
-    lines.push(`audit: ok${report.stateFile ? (report.stateWritten ? ` (state saved to ${report.stateFile})` : ' (state file NOT saved)') : ' (no --state: nothing remembered)'}`);
+    lines.push(
+      `audit: ok${report.stateFile ? (report.stateWritten ? ` (state saved to ${report.stateFile})` : ' (state file NOT saved)') : ' (no --state: nothing remembered)'}`,
+    );
   } else {
-    lines.push(`audit: FAILED, ${report.problems.length} problem(s)${report.stateFile ? '; state file not advanced' : ''}`);
+    lines.push(
+      `audit: FAILED, ${report.problems.length} problem(s)${report.stateFile ? '; state file not advanced' : ''}`,
+    );
   }
   return lines.join('\n') + '\n';
 }

@@ -16,7 +16,9 @@ export async function runCanonicalizeCommand(args: string[]): Promise<ExitCode> 
   const bytes = await readFile(file);
   const result = runPipeline(bytes);
   if (values.json) {
-    await writeStdout(JSON.stringify({ digest: result.digest, size: result.size, renamedTools: result.renamedTools }) + '\n');
+    await writeStdout(
+      JSON.stringify({ digest: result.digest, size: result.size, renamedTools: result.renamedTools }) + '\n',
+    );
   } else {
     await writeStdout(result.canonicalBytes);
   }

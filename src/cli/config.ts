@@ -13,7 +13,8 @@ export function resolveKeysDir(flag: string | undefined): string {
 export function resolvePort(flag: string | undefined): number {
   const text = flag ?? process.env['TOOLSEAL_PORT'] ?? '8787';
   const port = Number(text);
-  if (!/^[0-9]+$/.test(text) || port > 65535) throw new UsageError(`port must be 0..65535, got ${JSON.stringify(text)}`);
+  if (!/^[0-9]+$/.test(text) || port > 65535)
+    throw new UsageError(`port must be 0..65535, got ${JSON.stringify(text)}`);
   return port;
 }
 
@@ -43,6 +44,7 @@ export function parsePositiveInteger(text: string | undefined, name: string): nu
 export function resolvePipelineWorkers(flag: string | undefined, fallback: number): number {
   const text = flag ?? process.env['TOOLSEAL_PIPELINE_WORKERS'];
   if (text === undefined) return fallback;
-  if (!/^[0-9]+$/.test(text) || Number(text) > 16) throw new UsageError(`--pipeline-workers must be 0..16, got ${JSON.stringify(text)}`);
+  if (!/^[0-9]+$/.test(text) || Number(text) > 16)
+    throw new UsageError(`--pipeline-workers must be 0..16, got ${JSON.stringify(text)}`);
   return Number(text);
 }

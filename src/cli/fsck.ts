@@ -15,7 +15,10 @@ export const fsckUsage = `toolseal fsck [--data DIR] [--keys DIR] [--json]
   signature too, when the log key is in --keys). Exit 0 when all is intact, 1 on any problem.`;
 
 export async function runFsckCommand(args: string[]): Promise<ExitCode> {
-  const { values } = parseArgs({ args, options: { data: { type: 'string' }, keys: { type: 'string' }, json: { type: 'boolean' } } });
+  const { values } = parseArgs({
+    args,
+    options: { data: { type: 'string' }, keys: { type: 'string' }, json: { type: 'boolean' } },
+  });
   const dataDir = resolveDataDir(values.data);
   if (!existsSync(join(dataDir, 'toolseal.db'))) {
     process.stderr.write(JSON.stringify({ code: 'NOT_FOUND', message: `no registry database in ${dataDir}` }) + '\n');
@@ -28,7 +31,8 @@ export async function runFsckCommand(args: string[]): Promise<ExitCode> {
     let verifier: string | undefined;
     if (existsSync(join(keysDir, 'log.private.jwk.json')) && logStore) {
       const origin = logStore.note.slice(0, logStore.note.indexOf('\n'));
-      verifier = new TransparencyLog(store, loadOrCreateLogKey(keysDir, false), origin, () => new Date()).verifierString;
+      verifier = new TransparencyLog(store, loadOrCreateLogKey(keysDir, false), origin, () => new Date())
+        .verifierString;
     }
     const report = await runFsck(store, verifier);
     if (values.json) {

@@ -2,7 +2,16 @@
 
 import { parseArgs } from 'node:util';
 import { ToolsealError } from '../errors.ts';
-import { DEFAULT_LOCKFILE_NAME, ToolGuard, fetchVerified, getLockEntry, parseManifestRef, readLockfile, startStdioGuard, type LockEntry } from '../host/index.ts';
+import {
+  DEFAULT_LOCKFILE_NAME,
+  ToolGuard,
+  fetchVerified,
+  getLockEntry,
+  parseManifestRef,
+  readLockfile,
+  startStdioGuard,
+  type LockEntry,
+} from '../host/index.ts';
 import { resolveRegistryUrl } from './config.ts';
 import { UsageError, type ExitCode } from './output.ts';
 
@@ -33,21 +42,32 @@ export async function runGuardCommand(args: string[]): Promise<ExitCode> {
     },
     allowPositionals: true,
   });
-  if (separator >= 0 && positionals.length > 0) throw new UsageError(`unexpected arguments before --: ${positionals.join(' ')}\n${guardUsage}`);
+  if (separator >= 0 && positionals.length > 0)
+    throw new UsageError(`unexpected arguments before --: ${positionals.join(' ')}\n${guardUsage}`);
   const [command, ...commandArgs] = separator < 0 ? positionals : args.slice(separator + 1);
   if (values.manifest === undefined || command === undefined) throw new UsageError(guardUsage);
-  if (values.lockfile !== undefined && !values.locked) throw new UsageError(`--lockfile is only meaningful with --locked\n${guardUsage}`);
+  if (values.lockfile !== undefined && !values.locked)
+    throw new UsageError(`--lockfile is only meaningful with --locked\n${guardUsage}`);
 
   let lock: LockEntry | undefined;
   let lockRegistry: string | undefined;
   if (values.locked) {
     const ref = parseManifestRef(values.manifest);
-    if (ref.kind !== 'version') throw new UsageError('--locked needs --manifest NAME@VERSION (a digest reference is a pin by itself)');
+    if (ref.kind !== 'version')
+      throw new UsageError('--locked needs --manifest NAME@VERSION (a digest reference is a pin by itself)');
     const lockfilePath = values.lockfile ?? DEFAULT_LOCKFILE_NAME;
     const lockfile = await readLockfile(lockfilePath);
-    if (lockfile === undefined) throw new ToolsealError('PIN_MISMATCH', `--locked: there is no lockfile ${lockfilePath}; pin ${values.manifest} first (toolseal pin)`);
+    if (lockfile === undefined)
+      throw new ToolsealError(
+        'PIN_MISMATCH',
+        `--locked: there is no lockfile ${lockfilePath}; pin ${values.manifest} first (toolseal pin)`,
+      );
     lock = getLockEntry(lockfile, ref.name, ref.version);
-    if (lock === undefined) throw new ToolsealError('PIN_MISMATCH', `--locked: ${values.manifest} is not pinned in ${lockfilePath}; pin it first (toolseal pin)`);
+    if (lock === undefined)
+      throw new ToolsealError(
+        'PIN_MISMATCH',
+        `--locked: ${values.manifest} is not pinned in ${lockfilePath}; pin it first (toolseal pin)`,
+      );
     lockRegistry = lock.registry ?? lockfile.registry;
   }
   const registry = resolveRegistryUrl(values.registry ?? process.env['TOOLSEAL_REGISTRY'] ?? lockRegistry);
@@ -68,7 +88,14 @@ export async function runGuardCommand(args: string[]): Promise<ExitCode> {
     }) + '\n',
   );
 
-  const session = startStdioGuard({ guard, command, args: commandArgs, input: process.stdin, output: process.stdout, errorOutput: process.stderr });
+  const session = startStdioGuard({
+    guard,
+    command,
+    args: commandArgs,
+    input: process.stdin,
+    output: process.stdout,
+    errorOutput: process.stderr,
+  });
   const forward = (signal: NodeJS.Signals): void => session.stop(signal);
   for (const signal of FORWARDED_SIGNALS) process.on(signal, forward);
   try {

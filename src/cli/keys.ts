@@ -12,11 +12,19 @@ export const keysUsage = `toolseal keys rotate [--data DIR] [--keys DIR]
   Prints {"retired": kid, "active": kid}. A running server picks the new key up on its next publish.`;
 
 export async function runKeysCommand(args: string[]): Promise<ExitCode> {
-  const { values, positionals } = parseArgs({ args, options: { data: { type: 'string' }, keys: { type: 'string' } }, allowPositionals: true });
+  const { values, positionals } = parseArgs({
+    args,
+    options: { data: { type: 'string' }, keys: { type: 'string' } },
+    allowPositionals: true,
+  });
   if (positionals.length !== 1 || positionals[0] !== 'rotate') throw new UsageError(keysUsage);
   const store = openStore({ dataDir: resolveDataDir(values.data) });
   try {
-    const registry = openRegistry({ store, keysDir: resolveKeysDir(values.keys), origin: process.env['TOOLSEAL_ORIGIN'] ?? 'http://127.0.0.1' });
+    const registry = openRegistry({
+      store,
+      keysDir: resolveKeysDir(values.keys),
+      origin: process.env['TOOLSEAL_ORIGIN'] ?? 'http://127.0.0.1',
+    });
     const result = await registry.rotateSigningKey();
     await writeStdout(JSON.stringify(result) + '\n');
     return 0;

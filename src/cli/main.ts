@@ -9,9 +9,11 @@ interface Command {
 
 /** Each command's module is imported only when that command runs: `canonicalize` never loads a database or the MCP SDK. */
 const commands: Record<string, () => Promise<Command>> = {
-  canonicalize: async () => import('./canonicalize.ts').then((m) => ({ usage: m.canonicalizeUsage, run: m.runCanonicalizeCommand })),
+  canonicalize: async () =>
+    import('./canonicalize.ts').then((m) => ({ usage: m.canonicalizeUsage, run: m.runCanonicalizeCommand })),
   serve: async () => import('./serve.ts').then((m) => ({ usage: m.serveUsage, run: m.runServeCommand })),
-  publisher: async () => import('./publisher.ts').then((m) => ({ usage: m.publisherUsage, run: m.runPublisherCommand })),
+  publisher: async () =>
+    import('./publisher.ts').then((m) => ({ usage: m.publisherUsage, run: m.runPublisherCommand })),
   keys: async () => import('./keys.ts').then((m) => ({ usage: m.keysUsage, run: m.runKeysCommand })),
   publish: async () => import('./publish.ts').then((m) => ({ usage: m.publishUsage, run: m.runPublishCommand })),
   fsck: async () => import('./fsck.ts').then((m) => ({ usage: m.fsckUsage, run: m.runFsckCommand })),
@@ -36,7 +38,9 @@ export async function main(argv: string[]): Promise<ExitCode> {
   }
   const load = Object.prototype.hasOwnProperty.call(commands, name) ? commands[name] : undefined;
   if (!load) {
-    process.stderr.write(JSON.stringify({ code: 'USAGE', message: `unknown command ${JSON.stringify(name)}; try toolseal help` }) + '\n');
+    process.stderr.write(
+      JSON.stringify({ code: 'USAGE', message: `unknown command ${JSON.stringify(name)}; try toolseal help` }) + '\n',
+    );
     return 2;
   }
   try {
@@ -48,7 +52,11 @@ export async function main(argv: string[]): Promise<ExitCode> {
     }
     return await command.run(rest);
   } catch (error) {
-    if (error instanceof TypeError && 'code' in error && String((error as { code: unknown }).code).startsWith('ERR_PARSE_ARGS')) {
+    if (
+      error instanceof TypeError &&
+      'code' in error &&
+      String((error as { code: unknown }).code).startsWith('ERR_PARSE_ARGS')
+    ) {
       return reportError(new UsageError(error.message));
     }
     return reportError(error);

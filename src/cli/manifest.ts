@@ -37,12 +37,21 @@ export async function runManifestCommand(args: string[]): Promise<ExitCode> {
     allowPositionals: true,
   });
   const command = separator < 0 ? positionals : args.slice(separator + 1);
-  if (separator >= 0 && positionals.length > 0) throw new UsageError(`unexpected arguments before --: ${positionals.join(' ')}\n${manifestUsage}`);
+  if (separator >= 0 && positionals.length > 0)
+    throw new UsageError(`unexpected arguments before --: ${positionals.join(' ')}\n${manifestUsage}`);
   const [program, ...programArgs] = command;
-  if (values.name === undefined || values.version === undefined || program === undefined) throw new UsageError(manifestUsage);
+  if (values.name === undefined || values.version === undefined || program === undefined)
+    throw new UsageError(manifestUsage);
 
   // Fail fast on a name or version the envelope refuses, before starting anything.
-  checkDraft(JSON.stringify({ name: values.name, version: values.version, tools: [{ name: 'probe', inputSchema: { type: 'object' } }] }), 'the manifest name or version');
+  checkDraft(
+    JSON.stringify({
+      name: values.name,
+      version: values.version,
+      tools: [{ name: 'probe', inputSchema: { type: 'object' } }],
+    }),
+    'the manifest name or version',
+  );
   const tools = await captureTools(program, programArgs);
   const draft = { name: values.name, version: values.version, tools };
   const text = JSON.stringify(draft, null, 2) + '\n';
@@ -90,21 +99,32 @@ export async function captureTools(program: string, programArgs: string[]): Prom
     try {
       await client.connect(transport);
     } catch (cause) {
-      throw new ToolsealError('FETCH_FAILED', `could not start an MCP session with ${JSON.stringify(program)}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+      throw new ToolsealError(
+        'FETCH_FAILED',
+        `could not start an MCP session with ${JSON.stringify(program)}: ${cause instanceof Error ? cause.message : String(cause)}`,
+        { cause },
+      );
     }
     if (client.getServerCapabilities()?.tools === undefined) {
-      throw new ToolsealError('INVALID_MANIFEST', 'the server does not declare the tools capability: there is nothing to capture');
+      throw new ToolsealError(
+        'INVALID_MANIFEST',
+        'the server does not declare the tools capability: there is nothing to capture',
+      );
     }
     const tools: Record<string, unknown>[] = [];
     const seenCursors = new Set<string>();
     let cursor: string | undefined;
     for (let page = 0; ; page++) {
       if (page >= MAX_PAGES) throw new ToolsealError('FETCH_FAILED', `tools/list did not end after ${MAX_PAGES} pages`);
-      const result = await client.request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, RawToolsPage);
+      const result = await client.request(
+        { method: 'tools/list', params: cursor === undefined ? {} : { cursor } },
+        RawToolsPage,
+      );
       tools.push(...result.tools);
       cursor = result.nextCursor;
       if (cursor === undefined) break;
-      if (seenCursors.has(cursor)) throw new ToolsealError('FETCH_FAILED', `tools/list returned the cursor ${JSON.stringify(cursor)} twice`);
+      if (seenCursors.has(cursor))
+        throw new ToolsealError('FETCH_FAILED', `tools/list returned the cursor ${JSON.stringify(cursor)} twice`);
       seenCursors.add(cursor);
     }
     return tools;

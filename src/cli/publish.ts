@@ -38,13 +38,24 @@ export async function runPublishCommand(args: string[]): Promise<ExitCode> {
     const claimed = typeof body?.['code'] === 'string' ? body['code'] : undefined;
     const code: ErrorCode = claimed !== undefined && isRegistryRefusalCode(claimed) ? claimed : 'FETCH_FAILED';
     const detail = typeof body?.['detail'] === 'string' ? body['detail'] : `HTTP ${response.status}`;
-    throw new ToolsealError(code, `registry refused the publish: ${claimed !== undefined && claimed !== code ? `${claimed}: ` : ''}${detail}`, typeof body?.['pointer'] === 'string' ? { pointer: body['pointer'] } : undefined);
+    throw new ToolsealError(
+      code,
+      `registry refused the publish: ${claimed !== undefined && claimed !== code ? `${claimed}: ` : ''}${detail}`,
+      typeof body?.['pointer'] === 'string' ? { pointer: body['pointer'] } : undefined,
+    );
   }
   if (body['digest'] !== local.digest) {
-    throw new ToolsealError('DIGEST_MISMATCH', `the registry computed ${String(body['digest'])} but the local pipeline computed ${local.digest}; do not trust this registry's bytes`);
+    throw new ToolsealError(
+      'DIGEST_MISMATCH',
+      `the registry computed ${String(body['digest'])} but the local pipeline computed ${local.digest}; do not trust this registry's bytes`,
+    );
   }
   const jwks = (await (await request(`${registry}/.well-known/jwks.json`)).json()) as Jwks;
-  await verifyAttestation(JSON.stringify(body['attestation']), jwks, { name: local.name, version: local.version, digest: local.digest });
+  await verifyAttestation(JSON.stringify(body['attestation']), jwks, {
+    name: local.name,
+    version: local.version,
+    digest: local.digest,
+  });
   await writeStdout(
     JSON.stringify({
       name: local.name,
@@ -61,7 +72,15 @@ export async function runPublishCommand(args: string[]): Promise<ExitCode> {
 }
 
 const hostSideCodes = new Set<ErrorCode>([
-  'SIGNATURE_INVALID', 'SUBJECT_MISMATCH', 'UNKNOWN_KEY', 'KEY_NOT_VALID', 'NOT_IN_LOG', 'PIN_MISMATCH', 'DISPATCH_MISMATCH', 'DIGEST_MISMATCH', 'FETCH_FAILED',
+  'SIGNATURE_INVALID',
+  'SUBJECT_MISMATCH',
+  'UNKNOWN_KEY',
+  'KEY_NOT_VALID',
+  'NOT_IN_LOG',
+  'PIN_MISMATCH',
+  'DISPATCH_MISMATCH',
+  'DIGEST_MISMATCH',
+  'FETCH_FAILED',
 ]);
 
 function isRegistryRefusalCode(code: string): code is ErrorCode {

@@ -47,7 +47,9 @@ export async function runServeCommand(args: string[]): Promise<ExitCode> {
   const dataDir = resolveDataDir(values.data);
   const keysDir = resolveKeysDir(values.keys);
   const port = resolvePort(values.port);
-  const maxBodyBytes = parsePositiveInteger(values['max-body-bytes'] ?? process.env['TOOLSEAL_MAX_BODY_BYTES'], '--max-body-bytes') ?? 1024 * 1024;
+  const maxBodyBytes =
+    parsePositiveInteger(values['max-body-bytes'] ?? process.env['TOOLSEAL_MAX_BODY_BYTES'], '--max-body-bytes') ??
+    1024 * 1024;
   const pipelineWorkers = resolvePipelineWorkers(values['pipeline-workers'], defaultPipelineWorkers());
 
   const store = openStore({ dataDir });
@@ -60,7 +62,10 @@ export async function runServeCommand(args: string[]): Promise<ExitCode> {
     // until then (a few milliseconds) requests get 503.
     let app: { fetch: (request: Request, env?: unknown) => Response | Promise<Response> } | undefined;
     const server = await startHttpServer(
-      { fetch: (request, env) => (app ? app.fetch(request, env) : new Response('starting', { status: 503, headers: { 'Retry-After': '1' } })) },
+      {
+        fetch: (request, env) =>
+          app ? app.fetch(request, env) : new Response('starting', { status: 503, headers: { 'Retry-After': '1' } }),
+      },
       port,
     );
     const origin = values.origin ?? process.env['TOOLSEAL_ORIGIN'] ?? server.url;
@@ -79,7 +84,8 @@ export async function runServeCommand(args: string[]): Promise<ExitCode> {
       `toolseal registry listening on ${server.url}`,
       `  data: ${dataDir}  keys: ${keysDir}  signing key: ${registry.activeKid}  pipeline workers: ${pipelineWorkers}  writer thread: ${committer ? 'yes' : 'no'}`,
     ];
-    if (values.dev) lines.push(...(await seedDevRegistry(registry, dataDir, values.examples ?? 'manifests', server.url)));
+    if (values.dev)
+      lines.push(...(await seedDevRegistry(registry, dataDir, values.examples ?? 'manifests', server.url)));
     process.stdout.write(lines.join('\n') + '\n');
 
     await new Promise<void>((resolve) => {
@@ -101,7 +107,12 @@ export async function runServeCommand(args: string[]): Promise<ExitCode> {
 }
 
 /** On an empty database: a dev publisher for the examples' namespace, and every example published. */
-async function seedDevRegistry(registry: Registry, dataDir: string, examplesDir: string, url: string): Promise<string[]> {
+async function seedDevRegistry(
+  registry: Registry,
+  dataDir: string,
+  examplesDir: string,
+  url: string,
+): Promise<string[]> {
   const tokenFile = join(dataDir, DEV_TOKEN_FILE);
   const lines: string[] = [];
   if (registry.store.countPublishers() === 0) {
@@ -109,12 +120,16 @@ async function seedDevRegistry(registry: Registry, dataDir: string, examplesDir:
     writeFileSync(tokenFile, token + '\n', { mode: 0o600 });
     if (existsSync(examplesDir)) {
       const publisher = registry.authenticate(`Bearer ${token}`);
-      for (const file of readdirSync(examplesDir).filter((name) => name.endsWith('.json')).sort()) {
+      for (const file of readdirSync(examplesDir)
+        .filter((name) => name.endsWith('.json'))
+        .sort()) {
         try {
           const outcome = await registry.publish(readFileSync(join(examplesDir, file)), publisher);
           lines.push(`  published ${outcome.record.name}@${outcome.record.version} ${outcome.record.digest}`);
         } catch (error) {
-          lines.push(`  could not publish ${file}: ${error instanceof ToolsealError ? `${error.code} ${error.message}` : String(error)}`);
+          lines.push(
+            `  could not publish ${file}: ${error instanceof ToolsealError ? `${error.code} ${error.message}` : String(error)}`,
+          );
         }
       }
     }
@@ -125,7 +140,11 @@ async function seedDevRegistry(registry: Registry, dataDir: string, examplesDir:
   lines.push(`  curl ${url}/v1/manifests`);
   if (first) {
     const base = `${url}/v1/manifests/${first.name}`;
-    lines.push(`  curl -i ${base}/latest -L`, `  curl ${base}/${first.latestVersion}/attestation`, `  curl ${url}/v1/attestations/${first.digest}`);
+    lines.push(
+      `  curl -i ${base}/latest -L`,
+      `  curl ${base}/${first.latestVersion}/attestation`,
+      `  curl ${url}/v1/attestations/${first.digest}`,
+    );
   }
   lines.push(`  curl ${url}/.well-known/jwks.json`, `  curl ${url}/v1/log/checkpoint`);
   if (token) {

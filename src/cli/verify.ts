@@ -87,8 +87,15 @@ export async function resolveHostTarget(
   const lockEntry = getLockEntry(lock, name, version);
   if (mode.locked) {
     const pointer = `/manifests/${escapePointerToken(lockKey(name, version))}`;
-    if (lock === undefined) throw new ToolsealError('PIN_MISMATCH', `--locked: there is no lockfile at ${lockPath}; run toolseal pin ${lockKey(name, version)} first`);
-    if (lockEntry === undefined) throw new ToolsealError('PIN_MISMATCH', `--locked: ${lockKey(name, version)} is not pinned in ${lockPath}`, { pointer });
+    if (lock === undefined)
+      throw new ToolsealError(
+        'PIN_MISMATCH',
+        `--locked: there is no lockfile at ${lockPath}; run toolseal pin ${lockKey(name, version)} first`,
+      );
+    if (lockEntry === undefined)
+      throw new ToolsealError('PIN_MISMATCH', `--locked: ${lockKey(name, version)} is not pinned in ${lockPath}`, {
+        pointer,
+      });
   }
   // --registry, then TOOLSEAL_REGISTRY, then where the lockfile says the entry (or the project) comes from.
   const registry = resolveRegistryUrl(explicitRegistry ?? lockEntry?.registry ?? lock?.registry);

@@ -24,7 +24,14 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { ToolsealError } from '../errors.ts';
-import { canonicalizeToBytes, computeDigest, isSha256Digest, parseStrict, type JsonObject, type JsonValue } from '../pipeline/index.ts';
+import {
+  canonicalizeToBytes,
+  computeDigest,
+  isSha256Digest,
+  parseStrict,
+  type JsonObject,
+  type JsonValue,
+} from '../pipeline/index.ts';
 import { computeKid, verifyAttestation, type Jwks, type JwksKey } from '../attest/index.ts';
 import {
   HASH_SIZE,
@@ -111,7 +118,15 @@ export interface AuditReport {
    */
   consistency: 'first-audit' | 'unchanged' | 'proven' | 'refused' | 'not-checked';
   /** Entries walked: [from, to). */
-  entries: { from: number; to: number; checked: number; attestation: number; yank: number; key: number; malformed: number };
+  entries: {
+    from: number;
+    to: number;
+    checked: number;
+    attestation: number;
+    yank: number;
+    key: number;
+    malformed: number;
+  };
   /** Distinct manifest blobs fetched and checked against their attested digest. */
   blobs: { checked: number };
   problems: AuditProblem[];
@@ -205,14 +220,17 @@ export function parseAuditState(text: string): AuditState {
     if (typeof s[field] !== 'string') badState(`${field} must be a string`);
   }
   const size = s['size'];
-  if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0) badState('size must be a non-negative safe integer');
+  if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0)
+    badState('size must be a non-negative safe integer');
   const frontierText = s['frontier'];
-  if (!Array.isArray(frontierText) || frontierText.length !== frontierLength(size)) badState('frontier must hold one hash per set bit of size');
+  if (!Array.isArray(frontierText) || frontierText.length !== frontierLength(size))
+    badState('frontier must hold one hash per set bit of size');
   const frontier = frontierText.map((hash, i) => decodeHash(hash, `frontier[${i}]`));
   const rootHash = decodeHash(s['rootHash'], 'rootHash');
   if (!equalBytes(frontierRoot(frontier), rootHash)) badState('frontier does not fold to rootHash');
   const kids = s['loggedKids'];
-  if (!Array.isArray(kids) || kids.some((kid) => typeof kid !== 'string')) badState('loggedKids must be a list of strings');
+  if (!Array.isArray(kids) || kids.some((kid) => typeof kid !== 'string'))
+    badState('loggedKids must be a list of strings');
   try {
     parseVerifierString(s['logKey'] as string);
   } catch {
@@ -263,7 +281,11 @@ export async function readAuditStateFile(file: string): Promise<{ state: AuditSt
  * the text the audit started from (undefined: the file did not exist): if the file changed meanwhile (another
  * audit advanced it), nothing is written and false is returned.
  */
-export async function writeAuditStateFile(file: string, state: AuditState, expected: string | undefined): Promise<boolean> {
+export async function writeAuditStateFile(
+  file: string,
+  state: AuditState,
+  expected: string | undefined,
+): Promise<boolean> {
   await mkdir(dirname(file), { recursive: true });
   const current = await readFile(file, 'utf8').catch((error: { code?: unknown }) => {
     if (error.code === 'ENOENT') return undefined;
@@ -278,14 +300,17 @@ export async function writeAuditStateFile(file: string, state: AuditState, expec
  * runAudit with a state file: read it (if it exists), audit, and save the next state atomically only when
  * the audit fully passed. Without `stateFile` nothing is read or written.
  */
-export async function auditWithStateFile(options: Omit<AuditOptions, 'state'> & { stateFile?: string }): Promise<AuditReport> {
+export async function auditWithStateFile(
+  options: Omit<AuditOptions, 'state'> & { stateFile?: string },
+): Promise<AuditReport> {
   const { stateFile, ...rest } = options;
   const loaded = stateFile === undefined ? undefined : await readAuditStateFile(stateFile);
   const { report, nextState } = await runAudit({ ...rest, ...(loaded ? { state: loaded.state } : {}) });
   report.stateFile = stateFile ?? null;
   if (stateFile !== undefined && report.ok && nextState !== undefined) {
     report.stateWritten = await writeAuditStateFile(stateFile, nextState, loaded?.text);
-    if (!report.stateWritten) report.warnings.push('the state file changed while auditing (another audit?); it was not overwritten');
+    if (!report.stateWritten)
+      report.warnings.push('the state file changed while auditing (another audit?); it was not overwritten');
   }
   return report;
 }
@@ -321,7 +346,15 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
     previous: state ? { size: state.size, rootHash: state.rootHash } : null,
     checkpoint: null,
     consistency: 'not-checked',
-    entries: { from: state?.size ?? 0, to: state?.size ?? 0, checked: 0, attestation: 0, yank: 0, key: 0, malformed: 0 },
+    entries: {
+      from: state?.size ?? 0,
+      to: state?.size ?? 0,
+      checked: 0,
+      attestation: 0,
+      yank: 0,
+      key: 0,
+      malformed: 0,
+    },
     blobs: { checked: 0 },
     problems: [],
     warnings: [],
@@ -342,14 +375,17 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
       response = await fetchImpl(`${base}${path}`, { signal: AbortSignal.timeout(timeoutMs), redirect: 'error' });
     } catch (cause) {
       const reason = (cause as { cause?: { code?: unknown } } | null)?.cause?.code;
-      throw new FetchFailure(`GET ${path}: ${cause instanceof Error ? cause.message : String(cause)}${typeof reason === 'string' ? ` (${reason})` : ''}`);
+      throw new FetchFailure(
+        `GET ${path}: ${cause instanceof Error ? cause.message : String(cause)}${typeof reason === 'string' ? ` (${reason})` : ''}`,
+      );
     }
     const bytes = new Uint8Array(await response.arrayBuffer().catch(() => new ArrayBuffer(0)));
     if (response.status !== 200) {
       let detail = '';
       try {
         const body = JSON.parse(new TextDecoder().decode(bytes)) as { code?: unknown; detail?: unknown };
-        if (typeof body.code === 'string') detail = ` ${body.code}${typeof body.detail === 'string' ? `: ${body.detail}` : ''}`;
+        if (typeof body.code === 'string')
+          detail = ` ${body.code}${typeof body.detail === 'string' ? `: ${body.detail}` : ''}`;
       } catch {
         // not a problem+json body
       }
@@ -370,7 +406,9 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
     verifierText = options.logKey!;
     report.logKey = { verifier: verifierText, source: 'flag' };
     if (state !== undefined && state.logKey !== verifierText) {
-      report.warnings.push('the log key given differs from the one remembered in the state file; the given key is used and will be remembered');
+      report.warnings.push(
+        'the log key given differs from the one remembered in the state file; the given key is used and will be remembered',
+      );
     }
   } else if (state !== undefined) {
     verifierText = state.logKey;
@@ -390,7 +428,9 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
       return finish();
     }
     report.logKey = { verifier: verifierText, source: 'tofu' };
-    report.warnings.push('no log key given or remembered: trusting the key GET /v1/log/key served (trust on first use)');
+    report.warnings.push(
+      'no log key given or remembered: trusting the key GET /v1/log/key served (trust on first use)',
+    );
   }
 
   // 2. The checkpoint.
@@ -412,11 +452,16 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
   const rootText = encodeBase64(checkpoint.rootHash);
   report.checkpoint = { size: checkpoint.size, rootHash: rootText };
   if (state !== undefined && checkpoint.origin !== state.origin) {
-    problem('CHECKPOINT_INVALID', `the checkpoint is for origin ${JSON.stringify(checkpoint.origin)}, the state remembers ${JSON.stringify(state.origin)}`);
+    problem(
+      'CHECKPOINT_INVALID',
+      `the checkpoint is for origin ${JSON.stringify(checkpoint.origin)}, the state remembers ${JSON.stringify(state.origin)}`,
+    );
     return finish();
   }
   if (checkpoint.origin !== verifier.name) {
-    report.warnings.push(`the checkpoint origin ${JSON.stringify(checkpoint.origin)} is not the log key's name ${JSON.stringify(verifier.name)}`);
+    report.warnings.push(
+      `the checkpoint origin ${JSON.stringify(checkpoint.origin)} is not the log key's name ${JSON.stringify(verifier.name)}`,
+    );
   }
 
   // 3. Consistency with what was seen before.
@@ -428,13 +473,19 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
     const oldRoot = decodeBase64Strict(state.rootHash)!;
     if (checkpoint.size < state.size) {
       report.consistency = 'refused';
-      problem('LOG_ROLLBACK', `the log went back from size ${state.size} to ${checkpoint.size}: the registry rewrote history`);
+      problem(
+        'LOG_ROLLBACK',
+        `the log went back from size ${state.size} to ${checkpoint.size}: the registry rewrote history`,
+      );
       return finish();
     }
     if (checkpoint.size === state.size) {
       if (!equalBytes(checkpoint.rootHash, oldRoot)) {
         report.consistency = 'refused';
-        problem('LOG_FORK', `two different roots for tree size ${state.size} (remembered ${state.rootHash}, now ${rootText}): the log forked`);
+        problem(
+          'LOG_FORK',
+          `two different roots for tree size ${state.size} (remembered ${state.rootHash}, now ${rootText}): the log forked`,
+        );
         return finish();
       }
       report.consistency = 'unchanged';
@@ -447,7 +498,11 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
         proof = parseProofResponse(await get(path), { from: state.size, to: checkpoint.size });
       } catch (error) {
         report.consistency = error instanceof FetchFailure ? 'not-checked' : 'refused';
-        if (error instanceof FetchFailure) problem('FETCH_FAILED', `${error.message}: no consistency proof from size ${state.size} to ${checkpoint.size}`);
+        if (error instanceof FetchFailure)
+          problem(
+            'FETCH_FAILED',
+            `${error.message}: no consistency proof from size ${state.size} to ${checkpoint.size}`,
+          );
         else problem('LOG_FORK', `GET ${path} did not return a consistency proof: ${messageOf(error)}`);
         return finish();
       }
@@ -455,7 +510,10 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
         verifyConsistencyProof(state.size, checkpoint.size, oldRoot, checkpoint.rootHash, proof);
       } catch (error) {
         report.consistency = 'refused';
-        problem('LOG_FORK', `the checkpoint of size ${checkpoint.size} is not consistent with the remembered size ${state.size}: ${messageOf(error)}`);
+        problem(
+          'LOG_FORK',
+          `the checkpoint of size ${checkpoint.size} is not consistent with the remembered size ${state.size}: ${messageOf(error)}`,
+        );
         return finish();
       }
       report.consistency = 'proven';
@@ -463,14 +521,22 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
   }
 
   // 4-5. Walk the new entries.
-  const context: EntryContext = { jwks: undefined, loggedKids: new Set(state?.loggedKids ?? []), subjects: new Map(), yanked: new Set() };
+  const context: EntryContext = {
+    jwks: undefined,
+    loggedKids: new Set(state?.loggedKids ?? []),
+    subjects: new Map(),
+    yanked: new Set(),
+  };
   report.entries.from = start;
   report.entries.to = checkpoint.size;
   if (checkpoint.size > start) {
     try {
       context.jwks = parseJwks(await get('/.well-known/jwks.json'), (message) => problem('JWKS_INVALID', message));
     } catch (error) {
-      problem(error instanceof FetchFailure ? 'FETCH_FAILED' : 'JWKS_INVALID', `${messageOf(error)}; attestation signatures and key entries were not checked`);
+      problem(
+        error instanceof FetchFailure ? 'FETCH_FAILED' : 'JWKS_INVALID',
+        `${messageOf(error)}; attestation signatures and key entries were not checked`,
+      );
     }
   }
 
@@ -490,7 +556,9 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
         try {
           bytes = await get(`/v1/blobs/${digest}`);
         } catch (error) {
-          return { failure: { code: 'FETCH_FAILED', message: `manifest bytes for ${digest}: ${messageOf(error)}` } } satisfies BlobFacts;
+          return {
+            failure: { code: 'FETCH_FAILED', message: `manifest bytes for ${digest}: ${messageOf(error)}` },
+          } satisfies BlobFacts;
         }
         report.blobs.checked++;
         return inspectBlob(bytes, digest);
@@ -510,7 +578,10 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
     try {
       entries = parseEntryBundle(await get(path));
     } catch (error) {
-      problem(error instanceof FetchFailure ? 'FETCH_FAILED' : 'ENTRY_MALFORMED', `${error instanceof FetchFailure ? '' : `GET ${path}: `}${messageOf(error)}`);
+      problem(
+        error instanceof FetchFailure ? 'FETCH_FAILED' : 'ENTRY_MALFORMED',
+        `${error instanceof FetchFailure ? '' : `GET ${path}: `}${messageOf(error)}`,
+      );
       walked = false;
       break;
     }
@@ -524,11 +595,16 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
       const data = entries[offset]!;
       appendToFrontier(frontier, index, hashLeaf(data));
       report.entries.checked++;
-      const kind = await checkEntry(index, data, context, (code, message) => problem(code, message, index), (attestation) =>
-        schedule(async () => {
-          const facts = await checkBlob(attestation.digest);
-          for (const failure of compareBlob(facts, attestation)) problem(failure.code, failure.message, index);
-        }),
+      const kind = await checkEntry(
+        index,
+        data,
+        context,
+        (code, message) => problem(code, message, index),
+        (attestation) =>
+          schedule(async () => {
+            const facts = await checkBlob(attestation.digest);
+            for (const failure of compareBlob(facts, attestation)) problem(failure.code, failure.message, index);
+          }),
       );
       report.entries[kind]++;
     }
@@ -539,12 +615,16 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
   if (walked) {
     const root = frontierRoot(frontier);
     if (!equalBytes(root, checkpoint.rootHash)) {
-      problem('ROOT_MISMATCH', `entries ${start}..${checkpoint.size - 1} do not hash to the checkpoint root (computed ${encodeBase64(root)}, signed ${rootText})`);
+      problem(
+        'ROOT_MISMATCH',
+        `entries ${start}..${checkpoint.size - 1} do not hash to the checkpoint root (computed ${encodeBase64(root)}, signed ${rootText})`,
+      );
     }
   }
   if (context.jwks !== undefined && walked) {
     for (const key of context.jwks.keys) {
-      if (!context.loggedKids.has(key.kid)) report.warnings.push(`JWKS key ${key.kid} is not (yet) in the log up to size ${checkpoint.size}`);
+      if (!context.loggedKids.has(key.kid))
+        report.warnings.push(`JWKS key ${key.kid} is not (yet) in the log up to size ${checkpoint.size}`);
     }
   }
 
@@ -637,16 +717,25 @@ async function checkAttestationEntry(
   try {
     verified = await verifyAttestation(data, context.jwks);
   } catch (error) {
-    const code = error instanceof ToolsealError && (error.code === 'UNKNOWN_KEY' || error.code === 'KEY_NOT_VALID') ? error.code : 'SIGNATURE_INVALID';
+    const code =
+      error instanceof ToolsealError && (error.code === 'UNKNOWN_KEY' || error.code === 'KEY_NOT_VALID')
+        ? error.code
+        : 'SIGNATURE_INVALID';
     report(code, `attestation entry ${index}: ${messageOf(error)}`);
     return;
   }
   if (!context.loggedKids.has(verified.kid)) {
-    report('KEY_NOT_IN_LOG', `attestation entry ${index} is signed by key ${verified.kid}, which no earlier key entry introduced`);
+    report(
+      'KEY_NOT_IN_LOG',
+      `attestation entry ${index} is signed by key ${verified.kid}, which no earlier key entry introduced`,
+    );
   }
   const earlier = context.subjects.get(verified.subjectName);
   if (earlier !== undefined) {
-    report('SUBJECT_REBOUND', `attestation entry ${index} attests ${verified.subjectName} again (earlier ${earlier}, now ${verified.digest}): name@version is immutable`);
+    report(
+      'SUBJECT_REBOUND',
+      `attestation entry ${index} attests ${verified.subjectName} again (earlier ${earlier}, now ${verified.digest}): name@version is immutable`,
+    );
   }
   context.subjects.set(verified.subjectName, verified.digest);
   const size = verified.statement.predicate.size;
@@ -661,42 +750,66 @@ function inspectBlob(bytes: Uint8Array, requested: string): BlobFacts {
   try {
     value = parseStrict(bytes, MANIFEST_PARSE_LIMITS).value;
   } catch (error) {
-    return { digest, failure: { code: 'MANIFEST_INVALID', message: `manifest ${digest} is not strict JSON: ${messageOf(error)}` } };
+    return {
+      digest,
+      failure: { code: 'MANIFEST_INVALID', message: `manifest ${digest} is not strict JSON: ${messageOf(error)}` },
+    };
   }
   if (!isObject(value) || typeof value['name'] !== 'string' || typeof value['version'] !== 'string') {
     return { digest, failure: { code: 'MANIFEST_INVALID', message: `manifest ${digest} has no name and version` } };
   }
   if (!equalBytes(canonicalizeToBytes(value), bytes)) {
-    return { digest, failure: { code: 'MANIFEST_INVALID', message: `manifest ${digest} is not in JCS canonical form` } };
+    return {
+      digest,
+      failure: { code: 'MANIFEST_INVALID', message: `manifest ${digest} is not in JCS canonical form` },
+    };
   }
   return { digest, size: bytes.byteLength, subjectName: `${value['name']}@${value['version']}` };
 }
 
-function compareBlob(facts: BlobFacts | undefined, attestation: AttestationFacts): { code: AuditProblemCode; message: string }[] {
+function compareBlob(
+  facts: BlobFacts | undefined,
+  attestation: AttestationFacts,
+): { code: AuditProblemCode; message: string }[] {
   if (facts === undefined) return [];
   if (facts.failure && facts.failure.code === 'FETCH_FAILED') return [facts.failure];
   if (facts.digest !== attestation.digest) {
-    return [{ code: 'DIGEST_MISMATCH', message: `the bytes served for ${attestation.subjectName} hash to ${facts.digest}, but the attestation covers ${attestation.digest}` }];
+    return [
+      {
+        code: 'DIGEST_MISMATCH',
+        message: `the bytes served for ${attestation.subjectName} hash to ${facts.digest}, but the attestation covers ${attestation.digest}`,
+      },
+    ];
   }
   if (facts.failure) return [facts.failure];
   const failures: { code: AuditProblemCode; message: string }[] = [];
   if (facts.size !== attestation.size) {
-    failures.push({ code: 'MANIFEST_INVALID', message: `manifest ${attestation.digest} is ${facts.size} bytes but its attestation says ${attestation.size}` });
+    failures.push({
+      code: 'MANIFEST_INVALID',
+      message: `manifest ${attestation.digest} is ${facts.size} bytes but its attestation says ${attestation.size}`,
+    });
   }
   if (facts.subjectName !== attestation.subjectName) {
-    failures.push({ code: 'SUBJECT_MISMATCH', message: `manifest ${attestation.digest} is ${facts.subjectName} but its attestation is for ${attestation.subjectName}` });
+    failures.push({
+      code: 'SUBJECT_MISMATCH',
+      message: `manifest ${attestation.digest} is ${facts.subjectName} but its attestation is for ${attestation.subjectName}`,
+    });
   }
   return failures;
 }
 
 function checkYankEntry(index: number, entry: JsonObject, context: EntryContext, report: Report): void {
   const bad = (why: string): void => report('YANK_ENTRY_INVALID', `yank entry ${index}: ${why}`);
-  if (!hasExactKeys(entry, ['type', 'subject', 'digest', 'reason', 'yankedAt'])) return bad('expected exactly type, subject, digest, reason, yankedAt');
+  if (!hasExactKeys(entry, ['type', 'subject', 'digest', 'reason', 'yankedAt']))
+    return bad('expected exactly type, subject, digest, reason, yankedAt');
   const { subject, digest, reason, yankedAt } = entry;
-  if (typeof subject !== 'string' || !/^[^@\s]+\/[^@\s]+@[^@\s]+$/.test(subject)) return bad('subject must be "<name>@<version>"');
+  if (typeof subject !== 'string' || !/^[^@\s]+\/[^@\s]+@[^@\s]+$/.test(subject))
+    return bad('subject must be "<name>@<version>"');
   if (!isSha256Digest(digest)) return bad('digest must be sha256:<64 hex>');
-  if (typeof reason !== 'string' || reason.trim().length === 0 || reason.length > 1000) return bad('reason must be 1 to 1000 characters');
-  if (typeof yankedAt !== 'string' || !RFC3339.test(yankedAt) || Number.isNaN(Date.parse(yankedAt))) return bad('yankedAt must be an RFC 3339 time');
+  if (typeof reason !== 'string' || reason.trim().length === 0 || reason.length > 1000)
+    return bad('reason must be 1 to 1000 characters');
+  if (typeof yankedAt !== 'string' || !RFC3339.test(yankedAt) || Number.isNaN(Date.parse(yankedAt)))
+    return bad('yankedAt must be an RFC 3339 time');
   const attested = context.subjects.get(subject);
   if (attested !== undefined && attested !== digest) bad(`${subject} was attested with ${attested}, not ${digest}`);
   if (context.yanked.has(subject)) bad(`${subject} was already yanked`);
@@ -705,43 +818,58 @@ function checkYankEntry(index: number, entry: JsonObject, context: EntryContext,
 
 function checkKeyEntry(index: number, entry: JsonObject, context: EntryContext, report: Report): void {
   const bad = (why: string): void => report('KEY_ENTRY_INVALID', `key entry ${index}: ${why}`);
-  if (!hasExactKeys(entry, ['type', 'kid', 'publicJwk', 'notBefore', 'retires'])) return bad('expected exactly type, kid, publicJwk, notBefore, retires');
+  if (!hasExactKeys(entry, ['type', 'kid', 'publicJwk', 'notBefore', 'retires']))
+    return bad('expected exactly type, kid, publicJwk, notBefore, retires');
   const { kid, publicJwk, notBefore, retires } = entry;
-  if (typeof kid !== 'string' || !KID_PATTERN.test(kid)) return bad('kid must be an RFC 7638 thumbprint (43 base64url characters)');
-  if (!isObject(publicJwk) || publicJwk['kty'] !== 'OKP' || publicJwk['crv'] !== 'Ed25519' || typeof publicJwk['x'] !== 'string') {
+  if (typeof kid !== 'string' || !KID_PATTERN.test(kid))
+    return bad('kid must be an RFC 7638 thumbprint (43 base64url characters)');
+  if (
+    !isObject(publicJwk) ||
+    publicJwk['kty'] !== 'OKP' ||
+    publicJwk['crv'] !== 'Ed25519' ||
+    typeof publicJwk['x'] !== 'string'
+  ) {
     return bad('publicJwk must be an Ed25519 OKP key');
   }
   if ('d' in publicJwk) return bad('publicJwk holds private key material');
-  if (computeKid({ crv: 'Ed25519', x: publicJwk['x'] }) !== kid) return bad(`kid ${kid} is not the RFC 7638 thumbprint of its publicJwk`);
+  if (computeKid({ crv: 'Ed25519', x: publicJwk['x'] }) !== kid)
+    return bad(`kid ${kid} is not the RFC 7638 thumbprint of its publicJwk`);
   if (publicJwk['kid'] !== undefined && publicJwk['kid'] !== kid) return bad('publicJwk.kid differs from kid');
-  if (typeof notBefore !== 'number' || !Number.isSafeInteger(notBefore) || notBefore < 0) return bad('notBefore must be seconds since the epoch');
+  if (typeof notBefore !== 'number' || !Number.isSafeInteger(notBefore) || notBefore < 0)
+    return bad('notBefore must be seconds since the epoch');
   let retired: { kid: string; notAfter: number } | null = null;
   if (retires !== null) {
-    if (!isObject(retires) || !hasExactKeys(retires, ['kid', 'notAfter'])) return bad('retires must be null or {kid, notAfter}');
+    if (!isObject(retires) || !hasExactKeys(retires, ['kid', 'notAfter']))
+      return bad('retires must be null or {kid, notAfter}');
     const { kid: retiredKid, notAfter } = retires;
-    if (typeof retiredKid !== 'string' || typeof notAfter !== 'number' || !Number.isSafeInteger(notAfter)) return bad('retires must be null or {kid, notAfter}');
+    if (typeof retiredKid !== 'string' || typeof notAfter !== 'number' || !Number.isSafeInteger(notAfter))
+      return bad('retires must be null or {kid, notAfter}');
     retired = { kid: retiredKid, notAfter };
   }
   if (context.loggedKids.has(kid)) bad(`key ${kid} was already introduced by an earlier key entry`);
-  if (retired !== null && !context.loggedKids.has(retired.kid)) bad(`retires key ${retired.kid}, which no earlier key entry introduced`);
+  if (retired !== null && !context.loggedKids.has(retired.kid))
+    bad(`retires key ${retired.kid}, which no earlier key entry introduced`);
   context.loggedKids.add(kid);
   const jwks = context.jwks;
   if (jwks === undefined) return;
   const published = jwks.keys.find((key) => key.kid === kid);
   if (published === undefined) return bad(`key ${kid} is not in the registry's JWKS`);
   if (published.x !== publicJwk['x']) bad(`the JWKS holds another public key under kid ${kid}`);
-  if (published.nbf !== notBefore) bad(`the JWKS says key ${kid} is valid from ${published.nbf}, the log says ${notBefore}`);
+  if (published.nbf !== notBefore)
+    bad(`the JWKS says key ${kid} is valid from ${published.nbf}, the log says ${notBefore}`);
   if (retired !== null) {
     const old = jwks.keys.find((key) => key.kid === retired.kid);
     if (old === undefined) bad(`the retired key ${retired.kid} is not in the JWKS`);
-    else if (old.exp !== retired.notAfter) bad(`the JWKS says key ${old.kid} expires at ${String(old.exp)}, the log says ${retired.notAfter}`);
+    else if (old.exp !== retired.notAfter)
+      bad(`the JWKS says key ${old.kid} expires at ${String(old.exp)}, the log says ${retired.notAfter}`);
   }
 }
 
 /** The JWKS, keeping only well-formed keys whose kid is their RFC 7638 thumbprint (others are reported). */
 function parseJwks(bytes: Uint8Array, report: (message: string) => void): Jwks {
   const value = parseStrict(bytes, { maxBytes: 16 * 1024 * 1024, maxDepth: 16 }).value;
-  if (!isObject(value) || !Array.isArray(value['keys'])) throw new ToolsealError('BAD_REQUEST', 'the JWKS is not {"keys": [...]}');
+  if (!isObject(value) || !Array.isArray(value['keys']))
+    throw new ToolsealError('BAD_REQUEST', 'the JWKS is not {"keys": [...]}');
   const keys: JwksKey[] = [];
   value['keys'].forEach((key, i) => {
     const ok =
@@ -753,7 +881,8 @@ function parseJwks(bytes: Uint8Array, report: (message: string) => void): Jwks {
       typeof key['nbf'] === 'number' &&
       (key['exp'] === undefined || typeof key['exp'] === 'number');
     if (!ok) return report(`JWKS key ${i} is not an Ed25519 key with kid and nbf`);
-    if (computeKid({ crv: 'Ed25519', x: key['x'] as string }) !== key['kid']) return report(`JWKS key ${String(key['kid'])} is not named by its RFC 7638 thumbprint`);
+    if (computeKid({ crv: 'Ed25519', x: key['x'] as string }) !== key['kid'])
+      return report(`JWKS key ${String(key['kid'])} is not named by its RFC 7638 thumbprint`);
     keys.push(key as unknown as JwksKey);
   });
   return { keys };
@@ -761,12 +890,18 @@ function parseJwks(bytes: Uint8Array, report: (message: string) => void): Jwks {
 
 function parseProofResponse(bytes: Uint8Array, expected: { from: number; to: number }): Uint8Array[] {
   const value = parseStrict(bytes, { maxBytes: 64 * 1024, maxDepth: 4 }).value;
-  if (!isObject(value) || value['from'] !== expected.from || value['to'] !== expected.to || !Array.isArray(value['hashes'])) {
+  if (
+    !isObject(value) ||
+    value['from'] !== expected.from ||
+    value['to'] !== expected.to ||
+    !Array.isArray(value['hashes'])
+  ) {
     throw new ToolsealError('PROOF_INVALID', `expected {from: ${expected.from}, to: ${expected.to}, hashes: [...]}`);
   }
   return value['hashes'].map((hash, i) => {
     const bytes = typeof hash === 'string' ? decodeBase64Strict(hash) : undefined;
-    if (bytes === undefined || bytes.byteLength !== HASH_SIZE) throw new ToolsealError('PROOF_INVALID', `proof hash ${i} is not base64 of ${HASH_SIZE} bytes`);
+    if (bytes === undefined || bytes.byteLength !== HASH_SIZE)
+      throw new ToolsealError('PROOF_INVALID', `proof hash ${i} is not base64 of ${HASH_SIZE} bytes`);
     return bytes;
   });
 }

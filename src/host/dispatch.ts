@@ -24,7 +24,11 @@ export interface Difference {
 }
 
 /** The first place where two JSON values differ, walking keys in JCS order (RFC 8785 §3.2.3). */
-export function findFirstDifference(signed: JsonValue | undefined, actual: JsonValue | undefined, tokens: (string | number)[] = []): Difference | undefined {
+export function findFirstDifference(
+  signed: JsonValue | undefined,
+  actual: JsonValue | undefined,
+  tokens: (string | number)[] = [],
+): Difference | undefined {
   if (Object.is(signed, actual)) return undefined;
   const here = (): Difference => ({ pointer: formatPointer(tokens), signed, actual });
   if (typeof signed !== 'object' || typeof actual !== 'object' || signed === null || actual === null) {
@@ -47,7 +51,12 @@ export function findFirstDifference(signed: JsonValue | undefined, actual: JsonV
   for (const key of keys) {
     const inLeft = Object.prototype.hasOwnProperty.call(left, key);
     const inRight = Object.prototype.hasOwnProperty.call(right, key) && right[key] !== undefined;
-    if (inLeft !== inRight) return { pointer: formatPointer([...tokens, key]), signed: inLeft ? left[key] : undefined, actual: inRight ? right[key] : undefined };
+    if (inLeft !== inRight)
+      return {
+        pointer: formatPointer([...tokens, key]),
+        signed: inLeft ? left[key] : undefined,
+        actual: inRight ? right[key] : undefined,
+      };
     const difference = findFirstDifference(left[key], right[key], [...tokens, key]);
     if (difference) return difference;
   }
@@ -67,14 +76,16 @@ function stripKey(value: unknown, key: string): unknown {
     if (member === key) continue;
     const child = (value as Record<string, unknown>)[member];
     const stripped = stripKey(child, key);
-    if (member === '__proto__') Object.defineProperty(result, member, { value: stripped, enumerable: true, writable: true, configurable: true });
+    if (member === '__proto__')
+      Object.defineProperty(result, member, { value: stripped, enumerable: true, writable: true, configurable: true });
     else result[member] = stripped;
   }
   return result;
 }
 
 function describe(difference: Difference): string {
-  const show = (value: JsonValue | undefined): string => (value === undefined ? 'nothing' : truncate(JSON.stringify(value)));
+  const show = (value: JsonValue | undefined): string =>
+    value === undefined ? 'nothing' : truncate(JSON.stringify(value));
   return `at ${difference.pointer || '/'} the signed manifest has ${show(difference.signed)} but the object has ${show(difference.actual)}`;
 }
 
@@ -95,26 +106,46 @@ export interface VerifyDispatchOptions {
  * JSON pointer of the first difference (a missing field, a filled-in default, a re-resolved ref,
  * a normalised string, an injected `_meta` — all are differences).
  */
-export function verifyDispatch(signedBytes: Uint8Array, dispatchObject: unknown, options: VerifyDispatchOptions = {}): void {
+export function verifyDispatch(
+  signedBytes: Uint8Array,
+  dispatchObject: unknown,
+  options: VerifyDispatchOptions = {},
+): void {
   const hostKey = options.hostAnnotationsKey ?? DEFAULT_HOST_ANNOTATIONS_KEY;
   if (options.expectedDigest !== undefined && computeDigest(signedBytes) !== options.expectedDigest) {
-    throw new ToolsealError('DIGEST_MISMATCH', `signed bytes hash to ${computeDigest(signedBytes)}, not ${options.expectedDigest}`);
+    throw new ToolsealError(
+      'DIGEST_MISMATCH',
+      `signed bytes hash to ${computeDigest(signedBytes)}, not ${options.expectedDigest}`,
+    );
   }
   const signedParse = parseStrict(signedBytes, { maxBytes: Number.MAX_SAFE_INTEGER, maxDepth: 1000 });
   const signedView = signedParse.value;
   if (JSON.stringify(signedView).includes(JSON.stringify(hostKey) + ':')) {
-    throw new ToolsealError('DISPATCH_MISMATCH', `the signed manifest itself uses the host annotations key ${JSON.stringify(hostKey)}; choose another key`);
+    throw new ToolsealError(
+      'DISPATCH_MISMATCH',
+      `the signed manifest itself uses the host annotations key ${JSON.stringify(hostKey)}; choose another key`,
+    );
   }
   const executeView = stripKey(dispatchObject, hostKey) as JsonValue;
   let executeText: string;
   try {
     executeText = canonicalizeToText(executeView);
   } catch (cause) {
-    throw new ToolsealError('DISPATCH_MISMATCH', 'the dispatch object is not JSON (a non-finite number, a cycle, or a non-JSON value)', { cause });
+    throw new ToolsealError(
+      'DISPATCH_MISMATCH',
+      'the dispatch object is not JSON (a non-finite number, a cycle, or a non-JSON value)',
+      { cause },
+    );
   }
   if (executeText === Buffer.from(signedBytes).toString('utf8')) return;
-  const difference = findFirstDifference(signedView, JSON.parse(executeText) as JsonValue) ?? { pointer: '', signed: signedView, actual: executeView };
-  throw new ToolsealError('DISPATCH_MISMATCH', `dispatch object is not the signed manifest: ${describe(difference)}`, { pointer: difference.pointer });
+  const difference = findFirstDifference(signedView, JSON.parse(executeText) as JsonValue) ?? {
+    pointer: '',
+    signed: signedView,
+    actual: executeView,
+  };
+  throw new ToolsealError('DISPATCH_MISMATCH', `dispatch object is not the signed manifest: ${describe(difference)}`, {
+    pointer: difference.pointer,
+  });
 }
 
 /**
@@ -130,7 +161,8 @@ export function normalisePresentedTool(tool: unknown, budgetSize = 4 * 1024 * 10
   if (typeof source['name'] === 'string') result['name'] = source['name'].normalize('NFC');
   const budget = { remaining: budgetSize };
   for (const member of ['inputSchema', 'outputSchema'] as const) {
-    if (source[member] !== undefined) result[member] = inlineSchemaRefs(source[member], ['tools', 0, member], 3, budget);
+    if (source[member] !== undefined)
+      result[member] = inlineSchemaRefs(source[member], ['tools', 0, member], 3, budget);
   }
   return result;
 }
@@ -141,7 +173,9 @@ export function presentableSignedTool(signedTool: JsonObject): JsonObject {
   return rest;
 }
 
-export type ToolCheck = { ok: true; signedTool: JsonObject } | { ok: false; reason: 'unknown-tool' | 'differs'; pointer: string; message: string };
+export type ToolCheck =
+  | { ok: true; signedTool: JsonObject }
+  | { ok: false; reason: 'unknown-tool' | 'differs'; pointer: string; message: string };
 
 /**
  * Is `presentedTool` (as a server or router presents it) exactly a tool of the signed manifest?
@@ -154,13 +188,29 @@ export function checkPresentedTool(signedManifest: JsonObject, presentedTool: un
     presented = normalisePresentedTool(presentedTool);
   } catch (error) {
     const message = error instanceof ToolsealError ? `${error.code}: ${error.message}` : String(error);
-    return { ok: false, reason: 'differs', pointer: error instanceof ToolsealError ? (error.pointer ?? '') : '', message };
+    return {
+      ok: false,
+      reason: 'differs',
+      pointer: error instanceof ToolsealError ? (error.pointer ?? '') : '',
+      message,
+    };
   }
   const name = (presented as JsonObject)['name'];
   const index = tools.findIndex((tool) => tool['name'] === name);
-  if (index < 0) return { ok: false, reason: 'unknown-tool', pointer: '/name', message: `tool ${JSON.stringify(name)} is not in the signed manifest` };
+  if (index < 0)
+    return {
+      ok: false,
+      reason: 'unknown-tool',
+      pointer: '/name',
+      message: `tool ${JSON.stringify(name)} is not in the signed manifest`,
+    };
   const signedTool = tools[index]!;
   const difference = findFirstDifference(presentableSignedTool(signedTool), presented);
   if (!difference) return { ok: true, signedTool };
-  return { ok: false, reason: 'differs', pointer: difference.pointer, message: `tool ${JSON.stringify(name)} differs from its signed definition: ${describe(difference)}` };
+  return {
+    ok: false,
+    reason: 'differs',
+    pointer: difference.pointer,
+    message: `tool ${JSON.stringify(name)} differs from its signed definition: ${describe(difference)}`,
+  };
 }

@@ -62,7 +62,8 @@ export const DEFAULT_TIMEOUT_MS = 10_000;
 /** The reference a host asks for: `namespace/name@version`, or `sha256:<64 hex>`. */
 export type ManifestRef = { kind: 'version'; name: string; version: string } | { kind: 'digest'; digest: Sha256Digest };
 
-const NAME_PATTERN = /^[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+\/[a-z0-9](?:[a-z0-9._-]{0,62}[a-z0-9])?$/;
+const NAME_PATTERN =
+  /^[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+\/[a-z0-9](?:[a-z0-9._-]{0,62}[a-z0-9])?$/;
 const VERSION_PATTERN =
   /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$/;
 
@@ -70,15 +71,20 @@ const VERSION_PATTERN =
 export function parseManifestRef(ref: string): ManifestRef {
   if (typeof ref !== 'string') throw new ToolsealError('BAD_REQUEST', 'a manifest reference must be a string');
   if (ref.startsWith('sha256:')) {
-    if (!isSha256Digest(ref)) throw new ToolsealError('BAD_REQUEST', `${JSON.stringify(ref)} is not sha256:<64 lowercase hex>`);
+    if (!isSha256Digest(ref))
+      throw new ToolsealError('BAD_REQUEST', `${JSON.stringify(ref)} is not sha256:<64 lowercase hex>`);
     return { kind: 'digest', digest: ref };
   }
   const at = ref.lastIndexOf('@');
   const name = at < 0 ? ref : ref.slice(0, at);
   const version = at < 0 ? '' : ref.slice(at + 1);
-  if (!NAME_PATTERN.test(name)) throw new ToolsealError('BAD_REQUEST', `${JSON.stringify(name)} is not a manifest name (namespace/name)`);
+  if (!NAME_PATTERN.test(name))
+    throw new ToolsealError('BAD_REQUEST', `${JSON.stringify(name)} is not a manifest name (namespace/name)`);
   if (!VERSION_PATTERN.test(version)) {
-    throw new ToolsealError('BAD_REQUEST', `${JSON.stringify(ref)} must name an exact version: NAME@MAJOR.MINOR.PATCH (not a range or "latest")`);
+    throw new ToolsealError(
+      'BAD_REQUEST',
+      `${JSON.stringify(ref)} must name an exact version: NAME@MAJOR.MINOR.PATCH (not a range or "latest")`,
+    );
   }
   return { kind: 'version', name, version };
 }
@@ -163,7 +169,10 @@ export function verifyFetched(input: VerifyFetchedInput): VerifiedManifest {
   }
   const digest = computeDigest(bytes);
   if (expected.digest !== undefined && expected.digest !== digest) {
-    throw new ToolsealError('PIN_MISMATCH', `the bytes have digest ${digest} but ${pinLabel(expected)} is pinned to ${expected.digest}`);
+    throw new ToolsealError(
+      'PIN_MISMATCH',
+      `the bytes have digest ${digest} but ${pinLabel(expected)} is pinned to ${expected.digest}`,
+    );
   }
   const verified = verifyAttestationSync(attestation, usableJwks(input.jwks), {
     ...(expected.name === undefined ? {} : { name: expected.name }),
@@ -173,7 +182,10 @@ export function verifyFetched(input: VerifyFetchedInput): VerifiedManifest {
   const manifest = parseManifestBytes(bytes);
   const declared = `${manifest.name}@${manifest.version}`;
   if (declared !== verified.subjectName) {
-    throw new ToolsealError('SUBJECT_MISMATCH', `the bytes declare ${declared} but the attestation is for ${verified.subjectName}`);
+    throw new ToolsealError(
+      'SUBJECT_MISMATCH',
+      `the bytes declare ${declared} but the attestation is for ${verified.subjectName}`,
+    );
   }
   const checkpoint = verifyLogEvidence(attestation, input.inclusion, input.logKey, expected.logIndex);
   return {
@@ -198,7 +210,13 @@ function pinLabel(expected: VerifyExpectation): string {
 function parseManifestBytes(bytes: Uint8Array): Manifest {
   // The signed bytes passed the pipeline; inlined refs may nest deeper than an upload may, hence the depth.
   const value = parseStrict(bytes, { maxBytes: Number.MAX_SAFE_INTEGER, maxDepth: 1000 }).value;
-  if (typeof value !== 'object' || value === null || Array.isArray(value) || typeof value['name'] !== 'string' || typeof value['version'] !== 'string') {
+  if (
+    typeof value !== 'object' ||
+    value === null ||
+    Array.isArray(value) ||
+    typeof value['name'] !== 'string' ||
+    typeof value['version'] !== 'string'
+  ) {
     throw new ToolsealError('SUBJECT_MISMATCH', 'the signed bytes are not a manifest with a name and a version');
   }
   return value as unknown as Manifest;
@@ -223,7 +241,11 @@ function thumbprintOf(x: string): string {
  * Rebuilt on every call (a few keys, thumbprints memoised), so a JWKS object the host updates in place is seen.
  */
 function usableJwks(source: Jwks | readonly JwksKey[]): Jwks {
-  const keys: readonly unknown[] = Array.isArray(source) ? source : Array.isArray((source as Jwks)?.keys) ? (source as Jwks).keys : [];
+  const keys: readonly unknown[] = Array.isArray(source)
+    ? source
+    : Array.isArray((source as Jwks)?.keys)
+      ? (source as Jwks).keys
+      : [];
   const usable: JwksKey[] = [];
   for (const key of keys) {
     if (typeof key !== 'object' || key === null) continue;
@@ -232,7 +254,10 @@ function usableJwks(source: Jwks | readonly JwksKey[]): Jwks {
     if (!/^[A-Za-z0-9_-]{43}$/.test(x) || Buffer.from(x, 'base64url').toString('base64url') !== x) continue;
     if ((use !== undefined && use !== 'sig') || (alg !== undefined && alg !== 'EdDSA' && alg !== 'Ed25519')) continue;
     if (thumbprintOf(x) !== kid) continue;
-    const entry = { ...(key as JwksKey), nbf: typeof nbf === 'number' && Number.isFinite(nbf) ? nbf : Number.POSITIVE_INFINITY };
+    const entry = {
+      ...(key as JwksKey),
+      nbf: typeof nbf === 'number' && Number.isFinite(nbf) ? nbf : Number.POSITIVE_INFINITY,
+    };
     if (exp !== undefined) entry.exp = typeof exp === 'number' && !Number.isNaN(exp) ? exp : Number.NEGATIVE_INFINITY;
     usable.push(entry);
   }
@@ -255,7 +280,8 @@ function toVerifier(logKey: string | NoteVerifier): NoteVerifier {
 function decodeHash(value: string | Uint8Array, position: number): Uint8Array {
   if (value instanceof Uint8Array) return value;
   const bytes = typeof value === 'string' ? Buffer.from(value, 'base64') : Buffer.alloc(0);
-  if (typeof value !== 'string' || bytes.toString('base64') !== value) throw new Error(`proof hash ${position} is not base64`);
+  if (typeof value !== 'string' || bytes.toString('base64') !== value)
+    throw new Error(`proof hash ${position} is not base64`);
   return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
@@ -280,7 +306,11 @@ function verifyLogEvidence(
       ({ index, checkpoint: note } = parsed);
       hashes = parsed.proof;
     } else {
-      if (typeof inclusion !== 'object' || !Array.isArray(inclusion.hashes) || typeof inclusion.checkpoint !== 'string') {
+      if (
+        typeof inclusion !== 'object' ||
+        !Array.isArray(inclusion.hashes) ||
+        typeof inclusion.checkpoint !== 'string'
+      ) {
         throw new Error('expected {index, hashes, checkpoint}');
       }
       index = inclusion.index;
@@ -288,19 +318,30 @@ function verifyLogEvidence(
       note = inclusion.checkpoint;
       hashes = inclusion.hashes.map(decodeHash);
     }
-    if (expectedIndex !== undefined && index !== expectedIndex) throw new Error(`it is for leaf ${index}, not the claimed log index ${expectedIndex}`);
+    if (expectedIndex !== undefined && index !== expectedIndex)
+      throw new Error(`it is for leaf ${index}, not the claimed log index ${expectedIndex}`);
     stage = 'the checkpoint is not signed by the log key';
     const checkpoint = verifyCheckpoint(note, verifier, { origin: verifier.name });
     stage = 'the inclusion proof does not verify';
-    if (size !== undefined && size !== checkpoint.size) throw new Error(`it is for tree size ${size}, the checkpoint for ${checkpoint.size}`);
+    if (size !== undefined && size !== checkpoint.size)
+      throw new Error(`it is for tree size ${size}, the checkpoint for ${checkpoint.size}`);
     verifyInclusionProof(hashLeaf(attestation), index, checkpoint.size, hashes, checkpoint.rootHash);
     return {
       index,
-      checkpoint: { origin: checkpoint.origin, size: checkpoint.size, rootHash: Buffer.from(checkpoint.rootHash).toString('base64'), note },
+      checkpoint: {
+        origin: checkpoint.origin,
+        size: checkpoint.size,
+        rootHash: Buffer.from(checkpoint.rootHash).toString('base64'),
+        note,
+      },
     };
   } catch (cause) {
     const detail = cause instanceof Error ? cause.message : String(cause);
-    throw new ToolsealError('NOT_IN_LOG', `the attestation is not proven to be in the log ${verifier.name}: ${stage} (${detail})`, { cause });
+    throw new ToolsealError(
+      'NOT_IN_LOG',
+      `the attestation is not proven to be in the log ${verifier.name}: ${stage} (${detail})`,
+      { cause },
+    );
   }
 }
 
@@ -344,11 +385,16 @@ export interface FetchedManifest extends VerifiedManifest {
  *  - sha256:<hex>: GET /v1/blobs/{digest} and GET /v1/attestations/{digest}: the single binding, or the one
  *    options.name selects. The attestation bytes are the JCS form of the served JWS (they are logged in JCS).
  */
-export async function fetchVerified(registryUrl: string, ref: string, options: FetchVerifiedOptions = {}): Promise<FetchedManifest> {
+export async function fetchVerified(
+  registryUrl: string,
+  ref: string,
+  options: FetchVerifiedOptions = {},
+): Promise<FetchedManifest> {
   const base = normaliseRegistryUrl(registryUrl);
   const target = parseManifestRef(ref);
   const pin = options.expectedDigest ?? options.lock?.digest;
-  if (pin !== undefined && !isSha256Digest(pin)) throw new ToolsealError('BAD_REQUEST', `the pinned digest ${JSON.stringify(pin)} is not sha256:<hex>`);
+  if (pin !== undefined && !isSha256Digest(pin))
+    throw new ToolsealError('BAD_REQUEST', `the pinned digest ${JSON.stringify(pin)} is not sha256:<hex>`);
   const http = new RegistryClient(base, options);
   try {
     const jwksPromise: Promise<Jwks | readonly JwksKey[]> = options.jwks
@@ -356,7 +402,8 @@ export async function fetchVerified(registryUrl: string, ref: string, options: F
       : options.pinnedKeys
         ? Promise.resolve(options.pinnedKeys)
         : http.getJson('/.well-known/jwks.json').then((value) => asJwks(value));
-    const logKeyPromise: Promise<string> = options.logKey !== undefined ? Promise.resolve(options.logKey) : http.getText('/v1/log/key').then(asLogKey);
+    const logKeyPromise: Promise<string> =
+      options.logKey !== undefined ? Promise.resolve(options.logKey) : http.getText('/v1/log/key').then(asLogKey);
     // Avoid unhandled rejections while other requests are in flight; each promise is awaited below.
     jwksPromise.catch(() => undefined);
     logKeyPromise.catch(() => undefined);
@@ -386,11 +433,15 @@ export async function fetchVerified(registryUrl: string, ref: string, options: F
       if (pin !== undefined && actual !== pin) throw pinMismatch(actual, pin, target);
       if (actual !== target.digest) {
         // Never trust the URL either: the bytes must be the digest asked for, whatever binding comes with them.
-        throw new ToolsealError('DIGEST_MISMATCH', `the registry served bytes with digest ${actual} for ${target.digest}`);
+        throw new ToolsealError(
+          'DIGEST_MISMATCH',
+          `the registry served bytes with digest ${actual} for ${target.digest}`,
+        );
       }
       const bindings = await bindingsPromise;
       binding = selectBinding(bindings, target.digest, options.name);
-      if (binding.attestation === undefined) throw new ToolsealError('FETCH_FAILED', `the registry sent no attestation for ${target.digest}`);
+      if (binding.attestation === undefined)
+        throw new ToolsealError('FETCH_FAILED', `the registry sent no attestation for ${target.digest}`);
       attestation = binding.attestation;
       expected = { name: binding.name, version: binding.version };
     }
@@ -412,7 +463,10 @@ export async function fetchVerified(registryUrl: string, ref: string, options: F
 
 function pinMismatch(actual: Sha256Digest, pin: Sha256Digest, target: ManifestRef): ToolsealError {
   const what = target.kind === 'version' ? `${target.name}@${target.version}` : target.digest;
-  return new ToolsealError('PIN_MISMATCH', `the registry served bytes with digest ${actual} for ${what}, which is pinned to ${pin}`);
+  return new ToolsealError(
+    'PIN_MISMATCH',
+    `the registry served bytes with digest ${actual} for ${what}, which is pinned to ${pin}`,
+  );
 }
 
 function normaliseRegistryUrl(registryUrl: string): string {
@@ -422,7 +476,8 @@ function normaliseRegistryUrl(registryUrl: string): string {
   } catch {
     throw new ToolsealError('BAD_REQUEST', `${JSON.stringify(registryUrl)} is not a URL`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ToolsealError('BAD_REQUEST', 'the registry URL must be http(s)');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new ToolsealError('BAD_REQUEST', 'the registry URL must be http(s)');
   if (url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
     throw new ToolsealError('BAD_REQUEST', 'the registry URL must have no query, fragment or credentials');
   }
@@ -452,11 +507,17 @@ function selectBinding(bindings: Binding[], digest: string, wanted: string | und
   }
   const only = candidates[0];
   if (only === undefined) {
-    throw new ToolsealError('NOT_FOUND', wanted === undefined ? `no attestation covers ${digest}` : `no attestation binds ${digest} to ${wanted}`);
+    throw new ToolsealError(
+      'NOT_FOUND',
+      wanted === undefined ? `no attestation covers ${digest}` : `no attestation binds ${digest} to ${wanted}`,
+    );
   }
   if (candidates.length > 1) {
     const list = candidates.map((b) => `${b.name}@${b.version}`).join(', ');
-    throw new ToolsealError('BAD_REQUEST', `${digest} is bound to several name@versions (${list}); say which with options.name`);
+    throw new ToolsealError(
+      'BAD_REQUEST',
+      `${digest} is bound to several name@versions (${list}); say which with options.name`,
+    );
   }
   return only;
 }
@@ -493,7 +554,10 @@ function parseBindings(value: JsonValue): Binding[] {
       status: typeof status === 'string' ? status : undefined,
       logIndex: typeof logIndex === 'number' ? logIndex : undefined,
       // Logged attestations are JCS; re-serialising the served JSON with JCS gives the logged bytes back.
-      attestation: typeof attestation === 'object' && attestation !== null && !Array.isArray(attestation) ? canonicalizeToBytes(attestation) : undefined,
+      attestation:
+        typeof attestation === 'object' && attestation !== null && !Array.isArray(attestation)
+          ? canonicalizeToBytes(attestation)
+          : undefined,
       inclusion: asInclusion(inclusionProof),
     });
   }
@@ -573,7 +637,11 @@ class RegistryClient {
     try {
       let response: Response;
       try {
-        response = await this.fetchImpl(url, { signal: controller.signal, redirect: 'error', headers: { Accept: 'application/json, application/jose+json, text/plain' } });
+        response = await this.fetchImpl(url, {
+          signal: controller.signal,
+          redirect: 'error',
+          headers: { Accept: 'application/json, application/jose+json, text/plain' },
+        });
       } catch (cause) {
         throw this.transportError(path, timedOut, cause);
       }
@@ -584,7 +652,10 @@ class RegistryClient {
       const declared = Number(response.headers.get('content-length'));
       if (Number.isFinite(declared) && declared > this.maxBytes) {
         controller.abort();
-        throw new ToolsealError('FETCH_FAILED', `${path}: the response is ${declared} bytes, over the ${this.maxBytes}-byte limit`);
+        throw new ToolsealError(
+          'FETCH_FAILED',
+          `${path}: the response is ${declared} bytes, over the ${this.maxBytes}-byte limit`,
+        );
       }
       return await this.readBody(response, this.maxBytes, path, () => timedOut);
     } finally {
@@ -595,7 +666,12 @@ class RegistryClient {
     }
   }
 
-  private async readBody(response: Response, limit: number, path: string, timedOut: () => boolean): Promise<Uint8Array> {
+  private async readBody(
+    response: Response,
+    limit: number,
+    path: string,
+    timedOut: () => boolean,
+  ): Promise<Uint8Array> {
     if (!response.body) return new Uint8Array();
     const reader = response.body.getReader();
     const chunks: Uint8Array[] = [];
@@ -625,7 +701,8 @@ class RegistryClient {
   }
 
   private transportError(path: string, timedOut: boolean, cause: unknown): ToolsealError {
-    if (timedOut) return new ToolsealError('FETCH_FAILED', `${path}: no complete response within ${this.timeoutMs} ms`, { cause });
+    if (timedOut)
+      return new ToolsealError('FETCH_FAILED', `${path}: no complete response within ${this.timeoutMs} ms`, { cause });
     if (this.options.signal?.aborted) return new ToolsealError('FETCH_FAILED', `${path}: aborted`, { cause });
     return new ToolsealError('FETCH_FAILED', `could not fetch ${path} from ${this.base}`, { cause });
   }
@@ -644,5 +721,8 @@ function problemError(path: string, status: number, body: Uint8Array): ToolsealE
   }
   const text = typeof detail === 'string' ? `: ${detail.slice(0, 200)}` : '';
   if (status === 404 && code === 'NOT_FOUND') return new ToolsealError('NOT_FOUND', `${path}: not found${text}`);
-  return new ToolsealError('FETCH_FAILED', `${path}: HTTP ${status}${typeof code === 'string' ? ` ${code.slice(0, 40)}` : ''}${text}`);
+  return new ToolsealError(
+    'FETCH_FAILED',
+    `${path}: HTTP ${status}${typeof code === 'string' ? ` ${code.slice(0, 40)}` : ''}${text}`,
+  );
 }

@@ -18,7 +18,14 @@ import type { Readable, Writable } from 'node:stream';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ToolsealError } from '../errors.ts';
-import { canonicalizeToText, checkEnvelope, computeDigest, parseStrict, type JsonObject, type Sha256Digest } from '../pipeline/index.ts';
+import {
+  canonicalizeToText,
+  checkEnvelope,
+  computeDigest,
+  parseStrict,
+  type JsonObject,
+  type Sha256Digest,
+} from '../pipeline/index.ts';
 import { checkPresentedTool, presentableSignedTool } from './dispatch.ts';
 
 // Type-only imports from the SDK: importing `toolseal/host` must not load the SDK's schemas at run time.
@@ -131,7 +138,10 @@ export class ToolGuard {
     const parsed = parseStrict(signedBytes, { maxBytes: Number.MAX_SAFE_INTEGER, maxDepth: 1000 });
     const manifest = checkEnvelope(parsed);
     if (canonicalizeToText(parsed.value) !== Buffer.from(signedBytes).toString('utf8')) {
-      throw new ToolsealError('INVALID_MANIFEST', 'the signed bytes are not in canonical form (RFC 8785); they were not produced by the publish pipeline');
+      throw new ToolsealError(
+        'INVALID_MANIFEST',
+        'the signed bytes are not in canonical form (RFC 8785); they were not produced by the publish pipeline',
+      );
     }
     this.manifest = parsed.value as JsonObject;
     this.name = manifest.name;
@@ -203,7 +213,12 @@ export class ToolGuard {
       if (part.reply !== undefined) replyTexts.push(part.reply);
     }
     return {
-      forward: unchanged && message.length > 0 ? 'original' : forwardTexts.length === 0 ? undefined : built(`[${forwardTexts.join(',')}]`),
+      forward:
+        unchanged && message.length > 0
+          ? 'original'
+          : forwardTexts.length === 0
+            ? undefined
+            : built(`[${forwardTexts.join(',')}]`),
       reply: replyTexts.length === 0 ? undefined : built(`[${replyTexts.join(',')}]`),
       findings,
       terminate,
@@ -235,12 +250,23 @@ export class ToolGuard {
       why = `tool ${JSON.stringify(name)} was withheld: the server presented it differently from its signed definition in ${this.subject}`;
     }
     if (reason === undefined) return pass;
-    findings.push({ event: 'call-refused', manifest: this.subject, tool: name, reason, pointer: '/params/name', message: why });
+    findings.push({
+      event: 'call-refused',
+      manifest: this.subject,
+      tool: name,
+      reason,
+      pointer: '/params/name',
+      message: why,
+    });
     if (id === undefined) return { forward: undefined, reply: undefined };
     const reply: JSONRPCMessage = {
       jsonrpc: '2.0',
       id,
-      error: { code: GUARD_CALL_REFUSED_CODE, message: `toolseal guard: ${why}`, data: { code: 'DISPATCH_MISMATCH', reason, tool: name, manifest: this.subject } },
+      error: {
+        code: GUARD_CALL_REFUSED_CODE,
+        message: `toolseal guard: ${why}`,
+        data: { code: 'DISPATCH_MISMATCH', reason, tool: name, manifest: this.subject },
+      },
     };
     return { forward: undefined, reply: JSON.stringify(reply) };
   }
@@ -269,8 +295,19 @@ export class ToolGuard {
     const presented = isObject(result) ? result['tools'] : undefined;
     if (!isObject(result) || !Array.isArray(presented)) {
       const message = 'the server answered tools/list with something that is not a list of tools';
-      findings.push({ event: 'list-refused', manifest: this.subject, tool: null, reason: 'malformed', pointer: '/result/tools', message });
-      const error: JSONRPCMessage = { jsonrpc: '2.0', id, error: { code: GUARD_LIST_REFUSED_CODE, message: `toolseal guard: ${message}` } };
+      findings.push({
+        event: 'list-refused',
+        manifest: this.subject,
+        tool: null,
+        reason: 'malformed',
+        pointer: '/result/tools',
+        message,
+      });
+      const error: JSONRPCMessage = {
+        jsonrpc: '2.0',
+        id,
+        error: { code: GUARD_LIST_REFUSED_CODE, message: `toolseal guard: ${message}` },
+      };
       return { forward: JSON.stringify(error), reply: undefined };
     }
 
@@ -285,7 +322,15 @@ export class ToolGuard {
       }
       const name = presentedName(tool);
       if (name !== null) failed.add(name);
-      pageFindings.push({ event: 'tool-withheld', manifest: this.subject, tool: name, reason: check.reason, pointer: check.pointer, message: check.message, index });
+      pageFindings.push({
+        event: 'tool-withheld',
+        manifest: this.subject,
+        tool: name,
+        reason: check.reason,
+        pointer: check.pointer,
+        message: check.message,
+        index,
+      });
     });
 
     if (this.strict && pageFindings.length > 0) {
@@ -298,7 +343,11 @@ export class ToolGuard {
         error: {
           code: GUARD_SESSION_REFUSED_CODE,
           message: `toolseal guard refused the session (strict): ${first.message}`,
-          data: { code: 'DISPATCH_MISMATCH', manifest: this.subject, findings: pageFindings.map(({ tool, reason, pointer }) => ({ tool, reason, pointer })) },
+          data: {
+            code: 'DISPATCH_MISMATCH',
+            manifest: this.subject,
+            findings: pageFindings.map(({ tool, reason, pointer }) => ({ tool, reason, pointer })),
+          },
         },
       };
       return { forward: JSON.stringify(error), reply: undefined, terminate: true };
@@ -333,7 +382,11 @@ export class ToolGuard {
 }
 
 /** The response with its `tools` replaced by the given JCS texts; every other member kept (re-serialised). */
-function serialiseListResponse(response: Record<string, unknown>, result: Record<string, unknown>, toolTexts: string[]): string {
+function serialiseListResponse(
+  response: Record<string, unknown>,
+  result: Record<string, unknown>,
+  toolTexts: string[],
+): string {
   const members = (object: Record<string, unknown>, skip: string): string[] =>
     Object.keys(object)
       .filter((key) => key !== skip && object[key] !== undefined)
@@ -425,7 +478,8 @@ class LineSplitter {
     if (start < chunk.length) {
       this.pending.push(chunk.subarray(start));
       this.pendingLength += chunk.length - start;
-      if (this.pendingLength > this.maxLineBytes) throw new RangeError(`a message longer than ${this.maxLineBytes} bytes`);
+      if (this.pendingLength > this.maxLineBytes)
+        throw new RangeError(`a message longer than ${this.maxLineBytes} bytes`);
     }
     return lines;
   }
@@ -534,9 +588,16 @@ export function startStdioGuard(options: StdioGuardOptions): StdioGuardSession {
     shutDownServer('SIGTERM');
   };
 
-  const apply = (decision: GuardDecision, line: Buffer, toPeer: Writable, toSender: Writable, source: Readable): void => {
+  const apply = (
+    decision: GuardDecision,
+    line: Buffer,
+    toPeer: Writable,
+    toSender: Writable,
+    source: Readable,
+  ): void => {
     for (const finding of decision.findings) report(finding);
-    if (decision.forward === 'original') write(toPeer, line.at(-1) === 0x0a ? line : Buffer.concat([line, Buffer.from('\n')]), source);
+    if (decision.forward === 'original')
+      write(toPeer, line.at(-1) === 0x0a ? line : Buffer.concat([line, Buffer.from('\n')]), source);
     else if (decision.forward !== undefined) write(toPeer, decision.forward.text + '\n', source);
     if (decision.reply !== undefined) write(toSender, decision.reply.text + '\n', source);
     if (decision.terminate) refuse();
@@ -547,7 +608,14 @@ export function startStdioGuard(options: StdioGuardOptions): StdioGuardSession {
     try {
       lines = fromClientLines.push(chunk);
     } catch (error) {
-      report({ event: 'message-dropped', manifest: guard.subject, tool: null, reason: 'malformed', pointer: '', message: `client sent ${(error as Error).message}; ending the session` });
+      report({
+        event: 'message-dropped',
+        manifest: guard.subject,
+        tool: null,
+        reason: 'malformed',
+        pointer: '',
+        message: `client sent ${(error as Error).message}; ending the session`,
+      });
       onClientEnd();
       return;
     }
@@ -556,8 +624,23 @@ export function startStdioGuard(options: StdioGuardOptions): StdioGuardSession {
       const message = parseLine(line);
       if (message === undefined) continue;
       if (message instanceof Error) {
-        report({ event: 'message-dropped', manifest: guard.subject, tool: null, reason: 'malformed', pointer: '', message: 'the client sent a line that is not JSON; answered with a parse error' });
-        write(output, JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: GUARD_PARSE_ERROR_CODE, message: 'toolseal guard: parse error' } }) + '\n', input);
+        report({
+          event: 'message-dropped',
+          manifest: guard.subject,
+          tool: null,
+          reason: 'malformed',
+          pointer: '',
+          message: 'the client sent a line that is not JSON; answered with a parse error',
+        });
+        write(
+          output,
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: null,
+            error: { code: GUARD_PARSE_ERROR_CODE, message: 'toolseal guard: parse error' },
+          }) + '\n',
+          input,
+        );
         continue;
       }
       apply(guard.fromClient(message), line, serverIn, output, input);
@@ -569,7 +652,14 @@ export function startStdioGuard(options: StdioGuardOptions): StdioGuardSession {
     try {
       lines = fromServerLines.push(chunk);
     } catch (error) {
-      report({ event: 'message-dropped', manifest: guard.subject, tool: null, reason: 'malformed', pointer: '', message: `server sent ${(error as Error).message}; ending the session` });
+      report({
+        event: 'message-dropped',
+        manifest: guard.subject,
+        tool: null,
+        reason: 'malformed',
+        pointer: '',
+        message: `server sent ${(error as Error).message}; ending the session`,
+      });
       serverOut.off('data', onServerData);
       shutDownServer('SIGTERM');
       return;
@@ -579,7 +669,14 @@ export function startStdioGuard(options: StdioGuardOptions): StdioGuardSession {
       const message = parseLine(line);
       if (message === undefined) continue;
       if (message instanceof Error) {
-        report({ event: 'message-dropped', manifest: guard.subject, tool: null, reason: 'malformed', pointer: '', message: 'the server wrote a line to stdout that is not JSON; dropped' });
+        report({
+          event: 'message-dropped',
+          manifest: guard.subject,
+          tool: null,
+          reason: 'malformed',
+          pointer: '',
+          message: 'the server wrote a line to stdout that is not JSON; dropped',
+        });
         continue;
       }
       apply(guard.fromServer(message), line, output, serverIn, serverOut);
@@ -613,16 +710,26 @@ export function startStdioGuard(options: StdioGuardOptions): StdioGuardSession {
   child.once('error', (error) => {
     if (!spawned) {
       for (const timer of timers) clearTimeout(timer);
-      rejectDone(new Error(`could not start the MCP server ${JSON.stringify(options.command)}: ${error.message}`, { cause: error }));
+      rejectDone(
+        new Error(`could not start the MCP server ${JSON.stringify(options.command)}: ${error.message}`, {
+          cause: error,
+        }),
+      );
     }
   });
   child.once('close', (code: number | null, signal: NodeJS.Signals | null) => {
     if (!spawned) return;
     for (const timer of timers) clearTimeout(timer);
     stopReadingClient();
-    const signalNumber = signal === null ? undefined : (osConstants.signals as Record<string, number | undefined>)[signal];
-    const exitCode = refused ? 1 : code ?? 128 + (signalNumber ?? 0);
-    const outcome: StdioGuardOutcome = { exitCode, serverExitCode: code, serverSignal: signal, endedBy: endedBy ?? 'server-exit' };
+    const signalNumber =
+      signal === null ? undefined : (osConstants.signals as Record<string, number | undefined>)[signal];
+    const exitCode = refused ? 1 : (code ?? 128 + (signalNumber ?? 0));
+    const outcome: StdioGuardOutcome = {
+      exitCode,
+      serverExitCode: code,
+      serverSignal: signal,
+      endedBy: endedBy ?? 'server-exit',
+    };
     if (stderrMidLine) errorOutput.write('\n');
     if (output.destroyed || output.writableEnded) resolveDone(outcome);
     else output.write('', () => resolveDone(outcome));
@@ -678,7 +785,8 @@ export class GuardedTransport implements Transport {
       this.report(decision);
       if (decision.forward === 'original') this.deliver(message);
       else if (decision.forward !== undefined) this.deliverAll(decision.forward);
-      if (decision.reply !== undefined) void this.sendAll(decision.reply).catch((error: unknown) => this.onerror?.(toError(error)));
+      if (decision.reply !== undefined)
+        void this.sendAll(decision.reply).catch((error: unknown) => this.onerror?.(toError(error)));
       if (decision.terminate) void this.inner.close().catch(() => undefined);
     };
     await this.inner.start();
@@ -714,7 +822,8 @@ export class GuardedTransport implements Transport {
   }
 
   private async sendAll(outgoing: GuardMessage, options?: TransportSendOptions): Promise<void> {
-    for (const message of Array.isArray(outgoing.message) ? outgoing.message : [outgoing.message]) await this.inner.send(message, options);
+    for (const message of Array.isArray(outgoing.message) ? outgoing.message : [outgoing.message])
+      await this.inner.send(message, options);
   }
 }
 

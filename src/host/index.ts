@@ -73,4 +73,12 @@ export type {
 } from './guard.ts';
 
 export { AUDIT_STATE_TYPE, auditWithStateFile, formatAuditState, parseAuditState, runAudit } from './audit.ts';
-export type { AuditOptions, AuditProblem, AuditProblemCode, AuditReport, AuditResult, AuditState, LogKeySource } from './audit.ts';
+export type {
+  AuditOptions,
+  AuditProblem,
+  AuditProblemCode,
+  AuditReport,
+  AuditResult,
+  AuditState,
+  LogKeySource,
+} from './audit.ts';

@@ -37,7 +37,9 @@ export interface Lockfile {
 }
 
 export function emptyLockfile(registry?: string): Lockfile {
-  return registry === undefined ? { lockfileVersion: LOCKFILE_VERSION, manifests: {} } : { lockfileVersion: LOCKFILE_VERSION, registry, manifests: {} };
+  return registry === undefined
+    ? { lockfileVersion: LOCKFILE_VERSION, manifests: {} }
+    : { lockfileVersion: LOCKFILE_VERSION, registry, manifests: {} };
 }
 
 export function lockKey(name: string, version: string): string {
@@ -53,7 +55,8 @@ function isObject(value: unknown): value is JsonObject {
 }
 
 function checkMembers(value: JsonObject, allowed: readonly string[], tokens: (string | number)[]): void {
-  for (const key of Object.keys(value)) if (!allowed.includes(key)) invalid(`unknown member ${JSON.stringify(key)}`, [...tokens, key]);
+  for (const key of Object.keys(value))
+    if (!allowed.includes(key)) invalid(`unknown member ${JSON.stringify(key)}`, [...tokens, key]);
 }
 
 function isRegistryUrl(value: unknown): value is string {
@@ -72,7 +75,8 @@ export function parseLockfile(data: string | Uint8Array): Lockfile {
   const value = parseStrict(bytes, { maxBytes: 64 * 1024 * 1024, maxDepth: 16 }).value;
   if (!isObject(value)) invalid('expected an object', []);
   checkMembers(value, ['lockfileVersion', 'registry', 'manifests'], []);
-  if (value['lockfileVersion'] !== LOCKFILE_VERSION) invalid(`lockfileVersion must be ${LOCKFILE_VERSION}`, ['lockfileVersion']);
+  if (value['lockfileVersion'] !== LOCKFILE_VERSION)
+    invalid(`lockfileVersion must be ${LOCKFILE_VERSION}`, ['lockfileVersion']);
   const registry = value['registry'];
   if (registry !== undefined && !isRegistryUrl(registry)) invalid('registry must be an http(s) URL', ['registry']);
   const manifests = value['manifests'];
@@ -92,7 +96,8 @@ export function parseLockfile(data: string | Uint8Array): Lockfile {
     const { digest, kid, logIndex, registry: entryRegistry } = entry;
     if (!isSha256Digest(digest)) invalid('digest must be sha256:<64 hex>', [...tokens, 'digest']);
     if (typeof kid !== 'string' || kid.length === 0) invalid('kid must be a non-empty string', [...tokens, 'kid']);
-    if (typeof logIndex !== 'number' || !Number.isSafeInteger(logIndex) || logIndex < 0) invalid('logIndex must be a non-negative integer', [...tokens, 'logIndex']);
+    if (typeof logIndex !== 'number' || !Number.isSafeInteger(logIndex) || logIndex < 0)
+      invalid('logIndex must be a non-negative integer', [...tokens, 'logIndex']);
     if (!isRegistryUrl(entryRegistry)) invalid('registry must be an http(s) URL', [...tokens, 'registry']);
     defineEntry(lock.manifests, key, { digest, kid, logIndex, registry: entryRegistry });
   }
@@ -113,11 +118,17 @@ export function formatLockfile(lock: Lockfile): string {
   const manifests: Record<string, LockEntry> = {};
   for (const key of Object.keys(lock.manifests).sort(compareUtf16)) {
     const entry = lock.manifests[key]!;
-    defineEntry(manifests, key, { digest: entry.digest, kid: entry.kid, logIndex: entry.logIndex, registry: entry.registry });
+    defineEntry(manifests, key, {
+      digest: entry.digest,
+      kid: entry.kid,
+      logIndex: entry.logIndex,
+      registry: entry.registry,
+    });
   }
-  const ordered = lock.registry === undefined
-    ? { lockfileVersion: lock.lockfileVersion, manifests }
-    : { lockfileVersion: lock.lockfileVersion, registry: lock.registry, manifests };
+  const ordered =
+    lock.registry === undefined
+      ? { lockfileVersion: lock.lockfileVersion, manifests }
+      : { lockfileVersion: lock.lockfileVersion, registry: lock.registry, manifests };
   return JSON.stringify(ordered, null, 2) + '\n';
 }
 
@@ -148,6 +159,11 @@ export function getLockEntry(lock: Lockfile | undefined, name: string, version: 
 export function setLockEntry(lock: Lockfile, name: string, version: string, entry: LockEntry): Lockfile {
   const manifests: Record<string, LockEntry> = {};
   for (const [key, value] of Object.entries(lock.manifests)) defineEntry(manifests, key, value);
-  defineEntry(manifests, lockKey(name, version), { digest: entry.digest, kid: entry.kid, logIndex: entry.logIndex, registry: entry.registry });
+  defineEntry(manifests, lockKey(name, version), {
+    digest: entry.digest,
+    kid: entry.kid,
+    logIndex: entry.logIndex,
+    registry: entry.registry,
+  });
   return { ...lock, manifests };
 }

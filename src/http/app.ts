@@ -4,7 +4,14 @@ import { Hono, type Context } from 'hono';
 import { ToolsealError, httpStatusByCode, type ErrorCode } from '../errors.ts';
 import { readBodyWithin } from './body.ts';
 import { computeDigest, computeSha256Hex, parseStrict, type Sha256Digest } from '../pipeline/index.ts';
-import { computeEntryBundleWidth, computeTileWidth, formatEntryBundle, formatTlogProof, parseTilePath, readTile } from '../log/index.ts';
+import {
+  computeEntryBundleWidth,
+  computeTileWidth,
+  formatEntryBundle,
+  formatTlogProof,
+  parseTilePath,
+  readTile,
+} from '../log/index.ts';
 import type { InclusionProof, PublisherRecord, PublishOutcome, Registry } from '../registry/index.ts';
 
 export interface AppDeps {
@@ -58,7 +65,11 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     const path = new URL(c.req.url).pathname;
     const allowed = allowedMethods(path);
     if (allowed.length > 0 && !allowed.includes(c.req.method)) {
-      const response = problem(c, 'METHOD_NOT_ALLOWED', `${c.req.method} is not allowed on ${path}; use ${allowed.join(' or ')}`);
+      const response = problem(
+        c,
+        'METHOD_NOT_ALLOWED',
+        `${c.req.method} is not allowed on ${path}; use ${allowed.join(' or ')}`,
+      );
       response.headers.set('Allow', allowed.join(', '));
       return response;
     }
@@ -100,7 +111,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     const query = c.req.query('q') || undefined;
     const limitText = c.req.query('limit');
     const limit = limitText === undefined ? 50 : Number(limitText);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw new ToolsealError('BAD_REQUEST', 'limit must be an integer from 1 to 200');
+    if (!Number.isInteger(limit) || limit < 1 || limit > 200)
+      throw new ToolsealError('BAD_REQUEST', 'limit must be an integer from 1 to 200');
     const cursor = c.req.query('cursor');
     const after = cursor ? decodeCursor(cursor) : undefined;
     const { items, nextAfter } = registry.listManifests(query, after, limit);
@@ -137,7 +149,12 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     let entry = cache.get(key);
     if (!entry) {
       const stored = registry.getManifest(name, version);
-      entry = cache.put(key, stored.bytes, stored.digest, `<${versionPath(name, version)}/attestation>; rel="attestation"; type="${JOSE_JSON_TYPE}"`);
+      entry = cache.put(
+        key,
+        stored.bytes,
+        stored.digest,
+        `<${versionPath(name, version)}/attestation>; rel="attestation"; type="${JOSE_JSON_TYPE}"`,
+      );
     }
     return sendVerified(c, entry);
   });
@@ -155,8 +172,10 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     const publisher = registry.authenticate(c.req.header('Authorization'));
     const body = await readBodyWithin(c, 16 * 1024, 'yank body');
     const parsed = parseStrict(body).value;
-    const reason = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? parsed['reason'] : undefined;
-    if (typeof reason !== 'string') throw new ToolsealError('BAD_REQUEST', 'body must be {"reason": "<why>"}', { pointer: '/reason' });
+    const reason =
+      typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? parsed['reason'] : undefined;
+    if (typeof reason !== 'string')
+      throw new ToolsealError('BAD_REQUEST', 'body must be {"reason": "<why>"}', { pointer: '/reason' });
     const record = await registry.yank(publisher, manifestName(c), c.req.param('version'), reason);
     return c.json({
       name: record.name,
@@ -175,7 +194,12 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     let entry = cache.get(key);
     if (!entry) {
       const blob = registry.getBlob(digest);
-      entry = cache.put(key, blob.bytes, blob.digest, `</v1/attestations/${digest}>; rel="attestation"; type="${JSON_TYPE}"`);
+      entry = cache.put(
+        key,
+        blob.bytes,
+        blob.digest,
+        `</v1/attestations/${digest}>; rel="attestation"; type="${JSON_TYPE}"`,
+      );
     }
     return sendVerified(c, entry);
   });
@@ -185,7 +209,9 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     const bindings = registry.listBindings(digest);
     if (bindings.length === 0) throw new ToolsealError('NOT_FOUND', `no attestation covers ${digest}`);
     // Every binding's leaf is in a signed checkpoint before its publish is acknowledged; wait, never 404, if not.
-    const checkpoint = await registry.log.awaitCheckpointIncluding(Math.max(...bindings.map((binding) => binding.logIndex)));
+    const checkpoint = await registry.log.awaitCheckpointIncluding(
+      Math.max(...bindings.map((binding) => binding.logIndex)),
+    );
     c.header('Cache-Control', 'no-cache');
     return c.json({
       digest,
@@ -213,11 +239,17 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.get('/v1/log/checkpoint', (c) => {
     const checkpoint = registry.latestCheckpoint();
     if (!checkpoint) throw new ToolsealError('NOT_FOUND', 'the log has no checkpoint yet');
-    return c.body(checkpoint.note, 200, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'public, max-age=5' });
+    return c.body(checkpoint.note, 200, {
+      'Content-Type': 'text/plain; charset=utf-8',
+      'Cache-Control': 'public, max-age=5',
+    });
   });
 
   app.get('/v1/log/key', (c) =>
-    c.body(registry.log.verifierString + '\n', 200, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'public, max-age=3600' }),
+    c.body(registry.log.verifierString + '\n', 200, {
+      'Content-Type': 'text/plain; charset=utf-8',
+      'Cache-Control': 'public, max-age=3600',
+    }),
   );
 
   app.get('/v1/log/tile/*', (c) => {
@@ -226,13 +258,18 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     const size = registry.latestCheckpoint()?.size ?? 0;
     if (tile.kind === 'entries') {
       const available = computeEntryBundleWidth(tile.index, size);
-      if (available < tile.width) throw new ToolsealError('NOT_FOUND', 'that entry bundle is not in the latest checkpoint');
+      if (available < tile.width)
+        throw new ToolsealError('NOT_FOUND', 'that entry bundle is not in the latest checkpoint');
       const entries = registry.readLogEntryData(tile.index * 256, tile.index * 256 + tile.width);
       return c.body(formatEntryBundle(entries) as Uint8Array<ArrayBuffer>, 200, TILE_HEADERS);
     }
     const available = computeTileWidth(tile.level, tile.index, size);
     if (available < tile.width) throw new ToolsealError('NOT_FOUND', 'that tile is not in the latest checkpoint');
-    return c.body(readTile(registry.log.nodeReader, tile.level, tile.index, tile.width) as Uint8Array<ArrayBuffer>, 200, TILE_HEADERS);
+    return c.body(
+      readTile(registry.log.nodeReader, tile.level, tile.index, tile.width) as Uint8Array<ArrayBuffer>,
+      200,
+      TILE_HEADERS,
+    );
   });
 
   app.get('/v1/log/proof/inclusion', (c) => {
@@ -355,14 +392,20 @@ function decodeCursor(cursor: string): string {
 
 function integerQuery(c: Context<AppEnv>, name: string): number {
   const text = c.req.query(name);
-  if (text === undefined || !/^(0|[1-9][0-9]{0,15})$/.test(text)) throw new ToolsealError('BAD_REQUEST', `${name} must be a non-negative integer`);
+  if (text === undefined || !/^(0|[1-9][0-9]{0,15})$/.test(text))
+    throw new ToolsealError('BAD_REQUEST', `${name} must be a non-negative integer`);
   return Number(text);
 }
 
 /** tlog-tiles: a tile (full, or partial of a given width) never changes once it exists. */
 const TILE_HEADERS = { 'Content-Type': 'application/octet-stream', 'Cache-Control': IMMUTABLE };
 
-function formatInclusion(inclusion: InclusionProof): { index: number; size: number; hashes: string[]; checkpoint: string } {
+function formatInclusion(inclusion: InclusionProof): {
+  index: number;
+  size: number;
+  hashes: string[];
+  checkpoint: string;
+} {
   return { index: inclusion.index, size: inclusion.size, hashes: inclusion.hashes, checkpoint: inclusion.checkpoint };
 }
 
@@ -380,7 +423,12 @@ function formatTlogText(inclusion: InclusionProof): string {
  */
 function formatPublishBody(outcome: PublishOutcome): string {
   const { record } = outcome;
-  const head = JSON.stringify({ name: record.name, version: record.version, digest: record.digest, size: outcome.size });
+  const head = JSON.stringify({
+    name: record.name,
+    version: record.version,
+    digest: record.digest,
+    size: outcome.size,
+  });
   const tail = JSON.stringify({
     renamedTools: outcome.renamedTools,
     status: record.status,

@@ -11,7 +11,8 @@ import { ToolsealError } from '../errors.ts';
  */
 export async function readBodyWithin(c: Context, maxBytes: number, what: string): Promise<Uint8Array> {
   const declared = c.req.header('Content-Length');
-  if (declared !== undefined && /^[0-9]+$/.test(declared) && Number(declared) > maxBytes) throw tooLarge(what, maxBytes);
+  if (declared !== undefined && /^[0-9]+$/.test(declared) && Number(declared) > maxBytes)
+    throw tooLarge(what, maxBytes);
   const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
   const chunks: Uint8Array[] = [];
   let total = 0;

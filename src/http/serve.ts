@@ -12,26 +12,32 @@ export interface RunningServer {
 }
 
 /** Listen on 127.0.0.1 only (port 0 picks a free port). */
-export function startHttpServer(app: { fetch: (request: Request, env?: unknown) => Response | Promise<Response> }, port: number): Promise<RunningServer> {
+export function startHttpServer(
+  app: { fetch: (request: Request, env?: unknown) => Response | Promise<Response> },
+  port: number,
+): Promise<RunningServer> {
   return new Promise((resolve, reject) => {
     let closing = false;
     const inFlight = new Set<ServerResponse>();
     // The second argument carries @hono/node-server's bindings ({ incoming, outgoing }); pass it on.
-    const server = serve({ fetch: (request, env) => app.fetch(request, env), port, hostname: '127.0.0.1' }, (info: AddressInfo) => {
-      resolve({
-        port: info.port,
-        url: `http://127.0.0.1:${info.port}`,
-        close: () =>
-          new Promise<void>((done) => {
-            closing = true;
-            // A keep-alive connection busy at shutdown would otherwise stay open after its response (and keep
-            // serving new requests on it): its response closes the connection instead.
-            for (const response of inFlight) endConnectionAfter(response);
-            (server as Server).close(() => done());
-            (server as Server).closeIdleConnections();
-          }),
-      });
-    }) as Server;
+    const server = serve(
+      { fetch: (request, env) => app.fetch(request, env), port, hostname: '127.0.0.1' },
+      (info: AddressInfo) => {
+        resolve({
+          port: info.port,
+          url: `http://127.0.0.1:${info.port}`,
+          close: () =>
+            new Promise<void>((done) => {
+              closing = true;
+              // A keep-alive connection busy at shutdown would otherwise stay open after its response (and keep
+              // serving new requests on it): its response closes the connection instead.
+              for (const response of inFlight) endConnectionAfter(response);
+              (server as Server).close(() => done());
+              (server as Server).closeIdleConnections();
+            }),
+        });
+      },
+    ) as Server;
     server.prependListener('request', (_request: IncomingMessage, response: ServerResponse) => {
       inFlight.add(response);
       response.once('close', () => inFlight.delete(response));

@@ -36,12 +36,14 @@ function isSingleLine(text: unknown): text is string {
 export function formatCheckpoint(checkpoint: Checkpoint): string {
   const { origin, size, rootHash, extensions = [] } = checkpoint;
   if (!isSingleLine(origin)) throw new ToolsealError('BAD_REQUEST', 'checkpoint origin must be one non-empty line');
-  if (!Number.isSafeInteger(size) || size < 0) throw new ToolsealError('BAD_REQUEST', 'checkpoint tree size must be a non-negative safe integer');
+  if (!Number.isSafeInteger(size) || size < 0)
+    throw new ToolsealError('BAD_REQUEST', 'checkpoint tree size must be a non-negative safe integer');
   if (!(rootHash instanceof Uint8Array) || rootHash.byteLength !== HASH_SIZE) {
     throw new ToolsealError('BAD_REQUEST', `checkpoint root hash must be ${HASH_SIZE} bytes`);
   }
   for (const line of extensions) {
-    if (!isSingleLine(line)) throw new ToolsealError('BAD_REQUEST', 'checkpoint extension lines must be non-empty single lines');
+    if (!isSingleLine(line))
+      throw new ToolsealError('BAD_REQUEST', 'checkpoint extension lines must be non-empty single lines');
   }
   return [origin, String(size), encodeBase64(rootHash), ...extensions].map((line) => `${line}\n`).join('');
 }
@@ -61,7 +63,8 @@ export function parseCheckpoint(body: string): Checkpoint {
   const size = Number(sizeText);
   if (!Number.isSafeInteger(size)) malformed('the tree size is too large');
   const rootHash = decodeBase64Strict(rootText);
-  if (rootHash === undefined || rootHash.byteLength !== HASH_SIZE) malformed(`the root hash must be base64 of ${HASH_SIZE} bytes`);
+  if (rootHash === undefined || rootHash.byteLength !== HASH_SIZE)
+    malformed(`the root hash must be base64 of ${HASH_SIZE} bytes`);
   const checkpoint: Checkpoint = { origin, size, rootHash: rootHash as Uint8Array };
   return extensions.length > 0 ? { ...checkpoint, extensions } : checkpoint;
 }
@@ -78,13 +81,20 @@ export function verifyCheckpoint(
   const { body } = verifyNote(signedNote, verifiers);
   const checkpoint = parseCheckpoint(body);
   if (options.origin !== undefined && checkpoint.origin !== options.origin) {
-    throw new ToolsealError('PROOF_INVALID', `checkpoint origin ${JSON.stringify(checkpoint.origin)} is not ${JSON.stringify(options.origin)}`);
+    throw new ToolsealError(
+      'PROOF_INVALID',
+      `checkpoint origin ${JSON.stringify(checkpoint.origin)} is not ${JSON.stringify(options.origin)}`,
+    );
   }
   return checkpoint;
 }
 
 function refuse(why: string, cause?: unknown): never {
-  throw new ToolsealError('LOG_INCONSISTENT', `refusing to sign checkpoint: ${why}`, cause === undefined ? undefined : { cause });
+  throw new ToolsealError(
+    'LOG_INCONSISTENT',
+    `refusing to sign checkpoint: ${why}`,
+    cause === undefined ? undefined : { cause },
+  );
 }
 
 /**
@@ -103,9 +113,12 @@ export function assertCheckpointConsistent(
   proof: readonly Uint8Array[],
 ): void {
   const checkHead = (what: string, head: TreeHead): void => {
-    if (!Number.isSafeInteger(head.size) || head.size < 0) refuse(`${what} tree size is not a non-negative safe integer`);
-    if (!(head.rootHash instanceof Uint8Array) || head.rootHash.byteLength !== HASH_SIZE) refuse(`${what} root hash is not ${HASH_SIZE} bytes`);
-    if (head.size === 0 && !equalBytes(head.rootHash, hashEmpty())) refuse(`${what} tree is empty but its root is not the empty-tree hash`);
+    if (!Number.isSafeInteger(head.size) || head.size < 0)
+      refuse(`${what} tree size is not a non-negative safe integer`);
+    if (!(head.rootHash instanceof Uint8Array) || head.rootHash.byteLength !== HASH_SIZE)
+      refuse(`${what} root hash is not ${HASH_SIZE} bytes`);
+    if (head.size === 0 && !equalBytes(head.rootHash, hashEmpty()))
+      refuse(`${what} tree is empty but its root is not the empty-tree hash`);
   };
   checkHead('next', next);
   if (!Array.isArray(proof)) refuse('the consistency proof must be a list of hashes');
@@ -117,7 +130,8 @@ export function assertCheckpointConsistent(
   checkHead('previous', previous);
   if (next.size < previous.size) refuse(`tree size would go back from ${previous.size} to ${next.size}`);
   if (next.size === previous.size) {
-    if (!equalBytes(next.rootHash, previous.rootHash)) refuse(`a second, different root for tree size ${next.size} would fork the log`);
+    if (!equalBytes(next.rootHash, previous.rootHash))
+      refuse(`a second, different root for tree size ${next.size} would fork the log`);
     if (proof.length !== 0) refuse('trees of equal size need an empty consistency proof');
     return;
   }

@@ -111,7 +111,8 @@ function isCount(value: unknown): value is number {
 }
 
 function requireCount(what: string, value: number): void {
-  if (!isCount(value)) throw new ToolsealError('BAD_REQUEST', `${what} must be a non-negative safe integer, got ${String(value)}`);
+  if (!isCount(value))
+    throw new ToolsealError('BAD_REQUEST', `${what} must be a non-negative safe integer, got ${String(value)}`);
 }
 
 function requireHash(what: string, hash: Uint8Array): void {
@@ -274,8 +275,10 @@ export function verifyInclusionProof(
   if (!isCount(index) || !isCount(treeSize)) fail('index and tree size must be non-negative safe integers');
   // Step 1: leaf_index < tree_size.
   if (index >= treeSize) fail(`leaf index ${index} is not in a tree of size ${treeSize}`);
-  if (!(leafHash instanceof Uint8Array) || leafHash.byteLength !== HASH_SIZE) fail(`leaf hash is not ${HASH_SIZE} bytes`);
-  if (!(rootHash instanceof Uint8Array) || rootHash.byteLength !== HASH_SIZE) fail(`root hash is not ${HASH_SIZE} bytes`);
+  if (!(leafHash instanceof Uint8Array) || leafHash.byteLength !== HASH_SIZE)
+    fail(`leaf hash is not ${HASH_SIZE} bytes`);
+  if (!(rootHash instanceof Uint8Array) || rootHash.byteLength !== HASH_SIZE)
+    fail(`root hash is not ${HASH_SIZE} bytes`);
   requireProofHashes(proof);
   // Steps 2-4.
   let fn = index;
@@ -332,7 +335,8 @@ export function verifyConsistencyProof(
   }
   // Step 1.
   if (proof.length === 0) fail('consistency proof is empty');
-  if (fromRoot.byteLength !== HASH_SIZE || toRoot.byteLength !== HASH_SIZE) fail(`root hashes must be ${HASH_SIZE} bytes`);
+  if (fromRoot.byteLength !== HASH_SIZE || toRoot.byteLength !== HASH_SIZE)
+    fail(`root hashes must be ${HASH_SIZE} bytes`);
   requireProofHashes(proof);
   // Step 2: if first is an exact power of 2, prepend first_hash.
   const path = isPowerOfTwo(fromSize) ? [fromRoot, ...proof] : [...proof];

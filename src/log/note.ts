@@ -73,7 +73,10 @@ export function isValidKeyName(name: string): boolean {
 
 function requireKeyName(name: string): void {
   if (!isValidKeyName(name)) {
-    throw new ToolsealError('BAD_REQUEST', `invalid note key name ${JSON.stringify(name)}: it must be non-empty, with no spaces and no '+'`);
+    throw new ToolsealError(
+      'BAD_REQUEST',
+      `invalid note key name ${JSON.stringify(name)}: it must be non-empty, with no spaces and no '+'`,
+    );
   }
 }
 
@@ -221,7 +224,8 @@ export function parseNote(note: string | Uint8Array): ParsedNote {
   if (split < 0) malformed('no blank line before the signatures');
   const body = text.slice(0, split + 1);
   const block = text.slice(split + 2);
-  if (block.length === 0 || !block.endsWith('\n')) malformed('the signature block must be non-empty and end with a newline');
+  if (block.length === 0 || !block.endsWith('\n'))
+    malformed('the signature block must be non-empty and end with a newline');
   const lines = block.slice(0, -1).split('\n');
   if (lines.length > MAX_SIGNATURES) malformed(`more than ${MAX_SIGNATURES} signatures`);
   const signatures = lines.map((line): NoteSignature => {
@@ -232,7 +236,8 @@ export function parseNote(note: string | Uint8Array): ParsedNote {
     const name = rest.slice(0, space);
     const blob = decodeBase64Strict(rest.slice(space + 1));
     if (!isValidKeyName(name)) malformed(`bad key name ${JSON.stringify(name)}`);
-    if (blob === undefined || blob.byteLength < 5) malformed('a signature must be base64 of a key ID and signature bytes');
+    if (blob === undefined || blob.byteLength < 5)
+      malformed('a signature must be base64 of a key ID and signature bytes');
     const bytes = blob as Uint8Array;
     const keyId = Buffer.from(bytes.buffer, bytes.byteOffset, 4).readUInt32BE(0);
     return { name, keyId, signature: bytes.slice(4) };

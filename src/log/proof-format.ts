@@ -44,9 +44,13 @@ export interface VerifiedTlogProof {
 /** Write a tlog-proof v1 text. */
 export function formatTlogProof(value: TlogProof): string {
   const { index, proof, checkpoint, extra } = value;
-  if (!Number.isSafeInteger(index) || index < 0) throw new ToolsealError('BAD_REQUEST', 'proof index must be a non-negative safe integer');
+  if (!Number.isSafeInteger(index) || index < 0)
+    throw new ToolsealError('BAD_REQUEST', 'proof index must be a non-negative safe integer');
   if (proof.length > MAX_PROOF_HASHES || proof.some((h) => !(h instanceof Uint8Array) || h.byteLength !== HASH_SIZE)) {
-    throw new ToolsealError('BAD_REQUEST', `an inclusion proof is at most ${MAX_PROOF_HASHES} hashes of ${HASH_SIZE} bytes`);
+    throw new ToolsealError(
+      'BAD_REQUEST',
+      `an inclusion proof is at most ${MAX_PROOF_HASHES} hashes of ${HASH_SIZE} bytes`,
+    );
   }
   if (typeof checkpoint !== 'string' || !checkpoint.endsWith('\n') || checkpoint.startsWith('\n')) {
     throw new ToolsealError('BAD_REQUEST', 'the checkpoint must be a signed note ending with a newline');
@@ -69,7 +73,8 @@ export function parseTlogProof(text: string): TlogProof {
   if (split < 0) malformed('no empty line before the checkpoint');
   const lines = text.slice(0, split).split('\n');
   const checkpoint = text.slice(split + 2);
-  if (checkpoint.length === 0 || !checkpoint.endsWith('\n')) malformed('the checkpoint must be non-empty and end with a newline');
+  if (checkpoint.length === 0 || !checkpoint.endsWith('\n'))
+    malformed('the checkpoint must be non-empty and end with a newline');
   if (lines.shift() !== TLOG_PROOF_HEADER) malformed(`the first line must be ${TLOG_PROOF_HEADER}`);
   let extra: Uint8Array | undefined;
   if (lines[0]?.startsWith('extra ')) {
@@ -79,11 +84,13 @@ export function parseTlogProof(text: string): TlogProof {
   const indexLine = lines.shift();
   if (indexLine === undefined || !indexLine.startsWith('index ')) malformed('expected an "index <n>" line');
   const indexText = indexLine.slice('index '.length);
-  if (!DECIMAL.test(indexText) || !Number.isSafeInteger(Number(indexText))) malformed('the index must be decimal with no leading zeroes');
+  if (!DECIMAL.test(indexText) || !Number.isSafeInteger(Number(indexText)))
+    malformed('the index must be decimal with no leading zeroes');
   if (lines.length > MAX_PROOF_HASHES) malformed(`more than ${MAX_PROOF_HASHES} proof hashes`);
   const proof = lines.map((line, i) => {
     const hash = decodeBase64Strict(line);
-    if (hash === undefined || hash.byteLength !== HASH_SIZE) malformed(`proof line ${i + 1} is not base64 of a ${HASH_SIZE}-byte hash`);
+    if (hash === undefined || hash.byteLength !== HASH_SIZE)
+      malformed(`proof line ${i + 1} is not base64 of a ${HASH_SIZE}-byte hash`);
     return hash as Uint8Array;
   });
   const parsed: TlogProof = { index: Number(indexText), proof, checkpoint };

@@ -38,15 +38,18 @@ function badRequest(message: string): never {
 }
 
 function requireIndex(index: number): void {
-  if (!Number.isSafeInteger(index) || index < 0) badRequest(`tile index must be a non-negative safe integer, got ${String(index)}`);
+  if (!Number.isSafeInteger(index) || index < 0)
+    badRequest(`tile index must be a non-negative safe integer, got ${String(index)}`);
 }
 
 function requireLevel(level: number): void {
-  if (!Number.isInteger(level) || level < 0 || level > MAX_TILE_LEVEL) badRequest(`tile level must be 0..${MAX_TILE_LEVEL}, got ${String(level)}`);
+  if (!Number.isInteger(level) || level < 0 || level > MAX_TILE_LEVEL)
+    badRequest(`tile level must be 0..${MAX_TILE_LEVEL}, got ${String(level)}`);
 }
 
 function requireWidth(width: number): void {
-  if (!Number.isInteger(width) || width < 1 || width > TILE_WIDTH) badRequest(`tile width must be 1..${TILE_WIDTH}, got ${String(width)}`);
+  if (!Number.isInteger(width) || width < 1 || width > TILE_WIDTH)
+    badRequest(`tile width must be 1..${TILE_WIDTH}, got ${String(width)}`);
 }
 
 /** tlog-tiles <N>: 3-digit groups, all but the last prefixed with "x" (0 -> 000, 1234067 -> x001/x234/067). */
@@ -92,13 +95,15 @@ export function parseTilePath(path: string): TilePath {
   const index = indexText.split('/').reduce((n, group) => n * 1000 + Number(group.replace('x', '')), 0);
   if (!Number.isSafeInteger(index)) badRequest(`tile index too large in ${JSON.stringify(path)}`);
   const width = widthText === undefined ? TILE_WIDTH : Number(widthText);
-  if (widthText !== undefined && width >= TILE_WIDTH) badRequest(`partial tile width must be 1..255 in ${JSON.stringify(path)}`);
+  if (widthText !== undefined && width >= TILE_WIDTH)
+    badRequest(`partial tile width must be 1..255 in ${JSON.stringify(path)}`);
   const parsed: TilePath =
     levelText === 'entries'
       ? { kind: 'entries', index, width }
       : { kind: 'hashes', level: Number(levelText), index, width };
   if (parsed.kind === 'hashes' && parsed.level > MAX_TILE_LEVEL) badRequest(`tile level must be 0..${MAX_TILE_LEVEL}`);
-  const canonical = parsed.kind === 'entries' ? formatEntryBundlePath(index, width) : formatTilePath(parsed.level, index, width);
+  const canonical =
+    parsed.kind === 'entries' ? formatEntryBundlePath(index, width) : formatTilePath(parsed.level, index, width);
   if (canonical !== path) badRequest(`not the canonical tile path: ${JSON.stringify(path)} (expected ${canonical})`);
   return parsed;
 }
@@ -169,7 +174,8 @@ export function splitTileHashes(tile: Uint8Array): Uint8Array[] {
     throw new ToolsealError('PROOF_INVALID', `a tile is 1..${TILE_WIDTH} hashes of ${HASH_SIZE} bytes`);
   }
   const hashes: Uint8Array[] = [];
-  for (let offset = 0; offset < tile.byteLength; offset += HASH_SIZE) hashes.push(tile.slice(offset, offset + HASH_SIZE));
+  for (let offset = 0; offset < tile.byteLength; offset += HASH_SIZE)
+    hashes.push(tile.slice(offset, offset + HASH_SIZE));
   return hashes;
 }
 
@@ -178,7 +184,8 @@ export function formatEntryBundle(entries: readonly Uint8Array[]): Uint8Array {
   if (entries.length > TILE_WIDTH) badRequest(`an entry bundle holds at most ${TILE_WIDTH} entries`);
   let total = 0;
   for (const entry of entries) {
-    if (entry.byteLength > MAX_ENTRY_SIZE) badRequest(`a bundled entry is at most ${MAX_ENTRY_SIZE} bytes, got ${entry.byteLength}`);
+    if (entry.byteLength > MAX_ENTRY_SIZE)
+      badRequest(`a bundled entry is at most ${MAX_ENTRY_SIZE} bytes, got ${entry.byteLength}`);
     total += 2 + entry.byteLength;
   }
   const bundle = new Uint8Array(total);
@@ -197,13 +204,16 @@ export function parseEntryBundle(bundle: Uint8Array): Uint8Array[] {
   const entries: Uint8Array[] = [];
   let offset = 0;
   while (offset < bundle.byteLength) {
-    if (offset + 2 > bundle.byteLength) throw new ToolsealError('PROOF_INVALID', 'entry bundle ends inside a length prefix');
+    if (offset + 2 > bundle.byteLength)
+      throw new ToolsealError('PROOF_INVALID', 'entry bundle ends inside a length prefix');
     const length = (bundle[offset]! << 8) | bundle[offset + 1]!;
     const start = offset + 2;
-    if (start + length > bundle.byteLength) throw new ToolsealError('PROOF_INVALID', 'entry bundle ends inside an entry');
+    if (start + length > bundle.byteLength)
+      throw new ToolsealError('PROOF_INVALID', 'entry bundle ends inside an entry');
     entries.push(bundle.slice(start, start + length));
     offset = start + length;
-    if (entries.length > TILE_WIDTH) throw new ToolsealError('PROOF_INVALID', `an entry bundle holds at most ${TILE_WIDTH} entries`);
+    if (entries.length > TILE_WIDTH)
+      throw new ToolsealError('PROOF_INVALID', `an entry bundle holds at most ${TILE_WIDTH} entries`);
   }
   return entries;
 }

@@ -110,7 +110,9 @@ export function checkEnvelope(parsed: ParseResult): Manifest {
   }
   const value = parsed.value;
   if (!isJsonObject(value)) {
-    throw new ToolsealError('INVALID_MANIFEST', `a manifest must be a JSON object, not ${describeKind(value)}`, { pointer: '' });
+    throw new ToolsealError('INVALID_MANIFEST', `a manifest must be a JSON object, not ${describeKind(value)}`, {
+      pointer: '',
+    });
   }
   if (validateManifest(value)) return value as unknown as Manifest;
   throw refusalFor(validateManifest.errors?.[0]);
@@ -138,33 +140,61 @@ function refusalFor(error: ErrorObject | undefined): ToolsealError {
     case 'required':
     case 'dependentRequired': {
       const missing = String(params['missingProperty']);
-      const condition = error.keyword === 'dependentRequired' ? ` (required when ${quote(String(params['property']))} is present)` : '';
-      const memberRule = isJsonObject(node) && isJsonObject(node['properties']) ? ruleOf(node['properties'][missing]) : '';
-      return invalid(`${at}/${escapePointerToken(missing)}`, `missing required field ${quote(missing)} in ${where(at)}${condition}`, memberRule);
+      const condition =
+        error.keyword === 'dependentRequired' ? ` (required when ${quote(String(params['property']))} is present)` : '';
+      const memberRule =
+        isJsonObject(node) && isJsonObject(node['properties']) ? ruleOf(node['properties'][missing]) : '';
+      return invalid(
+        `${at}/${escapePointerToken(missing)}`,
+        `missing required field ${quote(missing)} in ${where(at)}${condition}`,
+        memberRule,
+      );
     }
     case 'type': {
       const expected = String(params['type']).split(',').map(typeWord).join(' or ');
       return invalid(at, `${where(at)} must be ${expected}, not ${describeKind(error.data)}`, rule);
     }
     case 'const':
-      return invalid(at, `${where(at)} must be ${describeValue(params['allowedValue'])}, not ${describeValue(error.data)}`, rule);
+      return invalid(
+        at,
+        `${where(at)} must be ${describeValue(params['allowedValue'])}, not ${describeValue(error.data)}`,
+        rule,
+      );
     case 'enum': {
-      const allowed = Array.isArray(params['allowedValues']) ? params['allowedValues'].map(describeValue).join(', ') : '';
+      const allowed = Array.isArray(params['allowedValues'])
+        ? params['allowedValues'].map(describeValue).join(', ')
+        : '';
       return invalid(at, `${where(at)} must be one of ${allowed}, not ${describeValue(error.data)}`, rule);
     }
     case 'pattern':
       return invalid(at, `${where(at)} ${describeValue(error.data)} is not valid`, rule);
     case 'minItems':
     case 'maxItems':
-      return invalid(at, `${where(at)} must have ${error.keyword === 'minItems' ? 'at least' : 'at most'} ${String(params['limit'])} item(s)`, rule);
+      return invalid(
+        at,
+        `${where(at)} must have ${error.keyword === 'minItems' ? 'at least' : 'at most'} ${String(params['limit'])} item(s)`,
+        rule,
+      );
     case 'minLength':
     case 'maxLength':
-      return invalid(at, `${where(at)} must be ${error.keyword === 'minLength' ? 'at least' : 'at most'} ${String(params['limit'])} character(s) long`, rule);
+      return invalid(
+        at,
+        `${where(at)} must be ${error.keyword === 'minLength' ? 'at least' : 'at most'} ${String(params['limit'])} character(s) long`,
+        rule,
+      );
     case 'minimum':
     case 'maximum':
-      return invalid(at, `${where(at)} must be ${error.keyword === 'minimum' ? 'at least' : 'at most'} ${String(params['limit'])}, not ${describeValue(error.data)}`, rule);
+      return invalid(
+        at,
+        `${where(at)} must be ${error.keyword === 'minimum' ? 'at least' : 'at most'} ${String(params['limit'])}, not ${describeValue(error.data)}`,
+        rule,
+      );
     case 'uniqueItems':
-      return invalid(at, `${where(at)} lists the same item twice (items ${String(params['i'])} and ${String(params['j'])})`, rule);
+      return invalid(
+        at,
+        `${where(at)} lists the same item twice (items ${String(params['i'])} and ${String(params['j'])})`,
+        rule,
+      );
     default:
       return invalid(at, `${where(at)} does not match format v1`, rule);
   }

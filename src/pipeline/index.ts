@@ -17,7 +17,13 @@ export { parseStrict, parseStrictText, defaultParseLimits } from './parse.ts';
 export { checkEnvelope, manifestSchemaV1 } from './envelope.ts';
 export { inlineSchemaRefs, defaultRefLimits } from './refs.ts';
 export { normaliseToolNames, assertNfcStable } from './names.ts';
-export { canonicalizeToBytes, canonicalizeToText, computeDigest, computeSha256Hex, isSha256Digest } from './canonical.ts';
+export {
+  canonicalizeToBytes,
+  canonicalizeToText,
+  computeDigest,
+  computeSha256Hex,
+  isSha256Digest,
+} from './canonical.ts';
 
 /** Bump when any stage's policy changes what bytes a manifest turns into. Recorded in attestations. */
 export const PIPELINE_POLICY_VERSION = 'toolseal-pipeline/v1';
@@ -49,7 +55,13 @@ export function runPipeline(bytes: Uint8Array, limits: Partial<PipelineLimits> =
   if (parsed.hasRefKeyword) {
     const budget = { remaining: effective.maxExpandedSize };
     tools = tools.map((tool, index) => {
-      const inputSchema = inlineSchemaRefs(tool.inputSchema as JsonValue, ['tools', index, 'inputSchema'], 3, budget, effective);
+      const inputSchema = inlineSchemaRefs(
+        tool.inputSchema as JsonValue,
+        ['tools', index, 'inputSchema'],
+        3,
+        budget,
+        effective,
+      );
       const outputSchema =
         tool.outputSchema === undefined
           ? undefined

@@ -23,7 +23,9 @@ export interface NamedTool {
  * Return the tools with NFC names (new objects only where a name changed) and the list of renames.
  * Two tools whose names are equal after NFC are refused: a host could not tell which one a call means.
  */
-export function normaliseToolNames<T extends NamedTool>(tools: readonly T[]): { tools: T[]; renamedTools: RenamedTool[] } {
+export function normaliseToolNames<T extends NamedTool>(
+  tools: readonly T[],
+): { tools: T[]; renamedTools: RenamedTool[] } {
   const seen = new Map<string, number>();
   const renamedTools: RenamedTool[] = [];
   const result = tools.map((tool, index) => {
@@ -88,9 +90,13 @@ function checkSchemaValues(schema: JsonObject | boolean, tokens: (string | numbe
 function checkStrings(value: JsonValue, tokens: (string | number)[]): void {
   if (typeof value === 'string') {
     if (!isNfc(value)) {
-      throw new ToolsealError('NOT_NFC', `enum/const string ${JSON.stringify(value)} is not in Unicode NFC; send it normalised`, {
-        pointer: formatPointer(tokens),
-      });
+      throw new ToolsealError(
+        'NOT_NFC',
+        `enum/const string ${JSON.stringify(value)} is not in Unicode NFC; send it normalised`,
+        {
+          pointer: formatPointer(tokens),
+        },
+      );
     }
     return;
   }

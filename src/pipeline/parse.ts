@@ -46,7 +46,11 @@ export function parseStrict(bytes: Uint8Array, limits: ParseLimits = defaultPars
   try {
     text = utf8Decoder.decode(bytes);
   } catch (cause) {
-    throw new ToolsealError('INVALID_UTF8', `not valid UTF-8 (first bad byte at offset ${firstInvalidUtf8Offset(bytes)})`, { cause });
+    throw new ToolsealError(
+      'INVALID_UTF8',
+      `not valid UTF-8 (first bad byte at offset ${firstInvalidUtf8Offset(bytes)})`,
+      { cause },
+    );
   }
   return new StrictParser(text, limits.maxDepth).parseDocument();
 }
@@ -248,29 +252,47 @@ class StrictParser {
       }
       const escape = text.charCodeAt(i + 1);
       switch (escape) {
-        case 0x22: result += '"'; break;
-        case 0x5c: result += '\\'; break;
-        case 0x2f: result += '/'; break;
-        case 0x62: result += '\b'; break;
-        case 0x66: result += '\f'; break;
-        case 0x6e: result += '\n'; break;
-        case 0x72: result += '\r'; break;
-        case 0x74: result += '\t'; break;
-        case 0x75 /* u */: {
-          const unit = this.readHex4(i + 2);
-          if (unit >= 0xd800 && unit <= 0xdbff) {
-            // RFC 8259 §8.2 / RFC 7493 §2.1: a high surrogate must be followed by an escaped low surrogate.
-            const low = text.charCodeAt(i + 6) === 0x5c && text.charCodeAt(i + 7) === 0x75 ? this.readHex4(i + 8) : -1;
-            if (low < 0xdc00 || low > 0xdfff) this.loneSurrogate(unit, i);
-            result += String.fromCharCode(unit, low);
-            i += 12;
+        case 0x22:
+          result += '"';
+          break;
+        case 0x5c:
+          result += '\\';
+          break;
+        case 0x2f:
+          result += '/';
+          break;
+        case 0x62:
+          result += '\b';
+          break;
+        case 0x66:
+          result += '\f';
+          break;
+        case 0x6e:
+          result += '\n';
+          break;
+        case 0x72:
+          result += '\r';
+          break;
+        case 0x74:
+          result += '\t';
+          break;
+        case 0x75 /* u */:
+          {
+            const unit = this.readHex4(i + 2);
+            if (unit >= 0xd800 && unit <= 0xdbff) {
+              // RFC 8259 §8.2 / RFC 7493 §2.1: a high surrogate must be followed by an escaped low surrogate.
+              const low =
+                text.charCodeAt(i + 6) === 0x5c && text.charCodeAt(i + 7) === 0x75 ? this.readHex4(i + 8) : -1;
+              if (low < 0xdc00 || low > 0xdfff) this.loneSurrogate(unit, i);
+              result += String.fromCharCode(unit, low);
+              i += 12;
+              continue;
+            }
+            if (unit >= 0xdc00 && unit <= 0xdfff) this.loneSurrogate(unit, i);
+            result += String.fromCharCode(unit);
+            i += 6;
             continue;
           }
-          if (unit >= 0xdc00 && unit <= 0xdfff) this.loneSurrogate(unit, i);
-          result += String.fromCharCode(unit);
-          i += 6;
-          continue;
-        }
         default:
           this.index = i;
           this.fail('invalid escape sequence');
@@ -349,7 +371,9 @@ class StrictParser {
     if (isIntegerLiteral) {
       // RFC 7493 §2.2: integers beyond ±(2^53−1) do not survive a JavaScript (or any double) round trip.
       if (i - start > 15 && !Number.isSafeInteger(value)) {
-        throw new ToolsealError('UNSAFE_NUMBER', `integer ${literal} is outside ±(2^53−1)`, { pointer: this.currentPointer() });
+        throw new ToolsealError('UNSAFE_NUMBER', `integer ${literal} is outside ±(2^53−1)`, {
+          pointer: this.currentPointer(),
+        });
       }
       return value || 0; // -0 is 0, as JCS writes it
     }
@@ -410,7 +434,9 @@ function isDigit(code: number): boolean {
 }
 
 function describeChar(code: number): string {
-  return code >= 0x21 && code <= 0x7e ? `'${String.fromCharCode(code)}'` : `U+${code.toString(16).toUpperCase().padStart(4, '0')}`;
+  return code >= 0x21 && code <= 0x7e
+    ? `'${String.fromCharCode(code)}'`
+    : `U+${code.toString(16).toUpperCase().padStart(4, '0')}`;
 }
 
 function truncate(text: string): string {

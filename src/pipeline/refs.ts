@@ -80,7 +80,8 @@ class SchemaInliner {
     private readonly limits: RefLimits,
   ) {
     const declared = root['$schema'];
-    this.dialect = typeof declared === 'string' && /json-schema\.org\/draft-0[0-7]\//.test(declared) ? 'draft-07' : '2020-12';
+    this.dialect =
+      typeof declared === 'string' && /json-schema\.org\/draft-0[0-7]\//.test(declared) ? 'draft-07' : '2020-12';
   }
 
   run(): JsonValue {
@@ -90,15 +91,23 @@ class SchemaInliner {
     for (const { node, tokens } of this.refSites) this.resolve(node, tokens);
     const { size, depth } = this.measure(this.root, [], true);
     if (this.baseDepth + depth > this.limits.maxExpandedDepth) {
-      throw new ToolsealError('DEPTH_LIMIT', `after inlining refs the schema nests deeper than ${this.limits.maxExpandedDepth} levels`, {
-        pointer: this.pointer([]),
-      });
+      throw new ToolsealError(
+        'DEPTH_LIMIT',
+        `after inlining refs the schema nests deeper than ${this.limits.maxExpandedDepth} levels`,
+        {
+          pointer: this.pointer([]),
+        },
+      );
     }
     this.budget.remaining -= size;
     if (this.budget.remaining < 0) {
-      throw new ToolsealError('EXPANSION_LIMIT', `inlining refs would expand the manifest beyond ${this.limits.maxExpandedSize} characters`, {
-        pointer: this.pointer([]),
-      });
+      throw new ToolsealError(
+        'EXPANSION_LIMIT',
+        `inlining refs would expand the manifest beyond ${this.limits.maxExpandedSize} characters`,
+        {
+          pointer: this.pointer([]),
+        },
+      );
     }
     return this.build(this.root, false, true);
   }
@@ -122,9 +131,13 @@ class SchemaInliner {
         });
       }
       if (embedded) {
-        throw new ToolsealError('UNSUPPORTED_REF', '$ref inside an embedded resource ($id below the root) is not supported', {
-          pointer: this.pointer([...tokens, '$ref']),
-        });
+        throw new ToolsealError(
+          'UNSUPPORTED_REF',
+          '$ref inside an embedded resource ($id below the root) is not supported',
+          {
+            pointer: this.pointer([...tokens, '$ref']),
+          },
+        );
       }
       this.classifyRef(node['$ref'], tokens);
       this.refSites.push({ node, tokens });
@@ -148,23 +161,37 @@ class SchemaInliner {
   }
 
   /** Accept only `#`, `#/json-pointer` and `#plain-name`; everything else is refused (RFC 3986 §4.1). */
-  private classifyRef(ref: JsonValue | undefined, tokens: (string | number)[]): { kind: 'pointer' | 'anchor'; fragment: string } {
+  private classifyRef(
+    ref: JsonValue | undefined,
+    tokens: (string | number)[],
+  ): { kind: 'pointer' | 'anchor'; fragment: string } {
     const at = this.pointer([...tokens, '$ref']);
     if (typeof ref !== 'string') throw new ToolsealError('UNSUPPORTED_REF', '$ref must be a string', { pointer: at });
     if (!ref.startsWith('#')) {
-      throw new ToolsealError('EXTERNAL_REF', `$ref ${JSON.stringify(truncate(ref))} is not local to this schema; only "#..." refs are resolved`, {
-        pointer: at,
-      });
+      throw new ToolsealError(
+        'EXTERNAL_REF',
+        `$ref ${JSON.stringify(truncate(ref))} is not local to this schema; only "#..." refs are resolved`,
+        {
+          pointer: at,
+        },
+      );
     }
     let fragment: string;
     try {
       fragment = decodeURIComponent(ref.slice(1));
     } catch (cause) {
-      throw new ToolsealError('UNSUPPORTED_REF', `$ref ${JSON.stringify(truncate(ref))} has invalid percent-encoding`, { pointer: at, cause });
+      throw new ToolsealError('UNSUPPORTED_REF', `$ref ${JSON.stringify(truncate(ref))} has invalid percent-encoding`, {
+        pointer: at,
+        cause,
+      });
     }
     if (fragment === '' || fragment.startsWith('/')) return { kind: 'pointer', fragment };
     if (anchorPattern.test(fragment)) return { kind: 'anchor', fragment };
-    throw new ToolsealError('UNSUPPORTED_REF', `$ref ${JSON.stringify(truncate(ref))} is neither a JSON pointer nor a plain-name anchor`, { pointer: at });
+    throw new ToolsealError(
+      'UNSUPPORTED_REF',
+      `$ref ${JSON.stringify(truncate(ref))} is neither a JSON pointer nor a plain-name anchor`,
+      { pointer: at },
+    );
   }
 
   private resolve(refNode: JsonObject, tokens: (string | number)[]): Located {
@@ -173,7 +200,10 @@ class SchemaInliner {
     const at = this.pointer([...tokens, '$ref']);
     if (kind === 'anchor') {
       const found = this.anchors.get(fragment);
-      if (!found) throw new ToolsealError('MISSING_REF', `no $anchor ${JSON.stringify(fragment)} in this schema`, { pointer: at });
+      if (!found)
+        throw new ToolsealError('MISSING_REF', `no $anchor ${JSON.stringify(fragment)} in this schema`, {
+          pointer: at,
+        });
       return found;
     }
     // RFC 6901 §4 evaluation, §6 URI fragment form (already percent-decoded). The walk may only pass through
@@ -188,12 +218,18 @@ class SchemaInliner {
         if (position === 'schema') {
           const shape = classifySchemaKeyword(token);
           if (shape === 'data') {
-            throw new ToolsealError('UNSUPPORTED_REF', `$ref ${JSON.stringify(truncate(String(ref)))} points into ${JSON.stringify(token)}, which holds data, not a schema`, {
-              pointer: at,
-            });
+            throw new ToolsealError(
+              'UNSUPPORTED_REF',
+              `$ref ${JSON.stringify(truncate(String(ref)))} points into ${JSON.stringify(token)}, which holds data, not a schema`,
+              {
+                pointer: at,
+              },
+            );
           }
-          const next: JsonValue | undefined = isJsonObjectValue(current) && hasOwn(current, token) ? current[token] : undefined;
-          position = shape === 'map' ? 'schema-map' : shape === 'array' || Array.isArray(next) ? 'schema-array' : 'schema';
+          const next: JsonValue | undefined =
+            isJsonObjectValue(current) && hasOwn(current, token) ? current[token] : undefined;
+          position =
+            shape === 'map' ? 'schema-map' : shape === 'array' || Array.isArray(next) ? 'schema-array' : 'schema';
         } else {
           position = 'schema';
         }
@@ -211,12 +247,20 @@ class SchemaInliner {
       }
     }
     if (!isSchemaValue(current)) {
-      throw new ToolsealError('UNSUPPORTED_REF', `$ref ${JSON.stringify(truncate(String(ref)))} points at a value that is not a schema`, { pointer: at });
+      throw new ToolsealError(
+        'UNSUPPORTED_REF',
+        `$ref ${JSON.stringify(truncate(String(ref)))} points at a value that is not a schema`,
+        { pointer: at },
+      );
     }
     return { node: current, tokens: targetTokens };
 
     function missing(): ToolsealError {
-      return new ToolsealError('MISSING_REF', `$ref ${JSON.stringify(truncate(String(ref)))} points at nothing in this schema`, { pointer: at });
+      return new ToolsealError(
+        'MISSING_REF',
+        `$ref ${JSON.stringify(truncate(String(ref)))} points at nothing in this schema`,
+        { pointer: at },
+      );
     }
   }
 
@@ -252,9 +296,13 @@ class SchemaInliner {
       size += key.length + 4 + child.size;
       if (child.depth + 1 > depth) depth = child.depth + 1;
       if (size > this.limits.maxExpandedSize) {
-        throw new ToolsealError('EXPANSION_LIMIT', `inlining refs would expand this schema beyond ${this.limits.maxExpandedSize} characters`, {
-          pointer: this.pointer(tokens),
-        });
+        throw new ToolsealError(
+          'EXPANSION_LIMIT',
+          `inlining refs would expand this schema beyond ${this.limits.maxExpandedSize} characters`,
+          {
+            pointer: this.pointer(tokens),
+          },
+        );
       }
     }
     const result = { size, depth };
@@ -331,7 +379,8 @@ class SchemaInliner {
       }
       return result;
     }
-    if (Array.isArray(value)) return value.map((item) => (isSchemaValue(item) ? this.build(item, isCopy, false) : copyData(item)));
+    if (Array.isArray(value))
+      return value.map((item) => (isSchemaValue(item) ? this.build(item, isCopy, false) : copyData(item)));
     return isSchemaValue(value) ? this.build(value, isCopy, false) : copyData(value);
   }
 
@@ -341,11 +390,16 @@ class SchemaInliner {
     const target = this.resolve(node, []);
     const inlined = this.build(target.node, true, false);
     const siblings = Object.keys(node).filter(
-      (key) => key !== '$ref' && !(isRoot && (key === '$defs' || key === 'definitions')) && !(isCopy && copyStrippedKeywords.has(key)),
+      (key) =>
+        key !== '$ref' &&
+        !(isRoot && (key === '$defs' || key === 'definitions')) &&
+        !(isCopy && copyStrippedKeywords.has(key)),
     );
     if (siblings.length === 0) return inlined;
     if (this.dialect === 'draft-07') {
-      const assertion = siblings.find((key) => !draft07AnnotationSiblings.has(key) && !(isRoot && rootOnlySiblings.has(key)));
+      const assertion = siblings.find(
+        (key) => !draft07AnnotationSiblings.has(key) && !(isRoot && rootOnlySiblings.has(key)),
+      );
       if (assertion !== undefined) {
         throw new ToolsealError(
           'REF_SIBLINGS',

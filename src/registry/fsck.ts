@@ -15,7 +15,14 @@ export interface FsckProblem {
 
 export interface FsckReport {
   ok: boolean;
-  checked: { blobs: number; versions: number; logEntries: number; logNodes: number; checkpoints: number; checkpointSignatures: number };
+  checked: {
+    blobs: number;
+    versions: number;
+    logEntries: number;
+    logNodes: number;
+    checkpoints: number;
+    checkpointSignatures: number;
+  };
   problems: FsckProblem[];
 }
 
@@ -35,11 +42,19 @@ export async function runFsck(store: Store, logVerifier?: string): Promise<FsckR
     blobDigests.add(blob.digest);
     const actual = computeDigest(blob.bytes);
     if (actual !== blob.digest) report('INTEGRITY_ERROR', `blob ${blob.digest}`, `bytes hash to ${actual}`);
-    if (blob.size !== blob.bytes.byteLength) report('INTEGRITY_ERROR', `blob ${blob.digest}`, `size column ${blob.size} but ${blob.bytes.byteLength} bytes`);
+    if (blob.size !== blob.bytes.byteLength)
+      report('INTEGRITY_ERROR', `blob ${blob.digest}`, `size column ${blob.size} but ${blob.bytes.byteLength} bytes`);
   }
 
   const keys = store.listSigningKeys();
-  const jwks = buildJwks(keys.map((key) => ({ kid: key.kid, publicJwk: JSON.parse(key.publicJwk) as PublicJwk, notBefore: key.notBefore, notAfter: key.notAfter })));
+  const jwks = buildJwks(
+    keys.map((key) => ({
+      kid: key.kid,
+      publicJwk: JSON.parse(key.publicJwk) as PublicJwk,
+      notBefore: key.notBefore,
+      notAfter: key.notAfter,
+    })),
+  );
   const logSize = store.getLogSize();
   const entries = store.readLogEntries(0, logSize);
   const versions = store.listAllVersions();
@@ -47,11 +62,21 @@ export async function runFsck(store: Store, logVerifier?: string): Promise<FsckR
     const where = `${version.name}@${version.version}`;
     if (!blobDigests.has(version.digest)) report('INTEGRITY_ERROR', where, `no stored bytes for ${version.digest}`);
     try {
-      const verified = await verifyAttestation(version.attestation, jwks, { name: version.name, version: version.version, digest: version.digest as `sha256:${string}` });
-      if (verified.kid !== version.kid) report('SIGNATURE_INVALID', where, `attestation kid ${verified.kid} but the row says ${version.kid}`);
-      if (verified.statement.predicate.storedAt !== version.storedAt) report('SIGNATURE_INVALID', where, 'attestation storedAt differs from the row');
+      const verified = await verifyAttestation(version.attestation, jwks, {
+        name: version.name,
+        version: version.version,
+        digest: version.digest as `sha256:${string}`,
+      });
+      if (verified.kid !== version.kid)
+        report('SIGNATURE_INVALID', where, `attestation kid ${verified.kid} but the row says ${version.kid}`);
+      if (verified.statement.predicate.storedAt !== version.storedAt)
+        report('SIGNATURE_INVALID', where, 'attestation storedAt differs from the row');
     } catch (error) {
-      report('SIGNATURE_INVALID', where, error instanceof ToolsealError ? `${error.code}: ${error.message}` : String(error));
+      report(
+        'SIGNATURE_INVALID',
+        where,
+        error instanceof ToolsealError ? `${error.code}: ${error.message}` : String(error),
+      );
     }
     const entry = entries[version.logIndex];
     if (!entry || entry.kind !== 'attestation' || !entry.data.equals(version.attestation)) {
@@ -66,9 +91,11 @@ export async function runFsck(store: Store, logVerifier?: string): Promise<FsckR
   // Rebuild the tree from the leaves and compare every stored node and checkpoint with it.
   const memory = createMemoryNodeStore();
   entries.forEach((entry, position) => {
-    if (entry.index !== position) report('LOG_INCONSISTENT', `log entry ${position}`, `a gap: found index ${entry.index}`);
+    if (entry.index !== position)
+      report('LOG_INCONSISTENT', `log entry ${position}`, `a gap: found index ${entry.index}`);
     const leafHash = hashLeaf(entry.data);
-    if (!entry.leafHash.equals(leafHash)) report('LOG_INCONSISTENT', `log entry ${entry.index}`, 'stored leaf hash does not match its data');
+    if (!entry.leafHash.equals(leafHash))
+      report('LOG_INCONSISTENT', `log entry ${entry.index}`, 'stored leaf hash does not match its data');
     memory.append(leafHash);
   });
   const nodes = store.listAllLogNodes();
@@ -79,7 +106,12 @@ export async function runFsck(store: Store, logVerifier?: string): Promise<FsckR
     } catch {
       expected = undefined;
     }
-    if (!expected || !node.hash.equals(expected)) report('LOG_INCONSISTENT', `log node ${node.level}/${node.index}`, 'does not match the tree rebuilt from the leaves');
+    if (!expected || !node.hash.equals(expected))
+      report(
+        'LOG_INCONSISTENT',
+        `log node ${node.level}/${node.index}`,
+        'does not match the tree rebuilt from the leaves',
+      );
   }
   const checkpoints = store.listCheckpoints();
   let checkpointSignatures = 0;
@@ -90,21 +122,34 @@ export async function runFsck(store: Store, logVerifier?: string): Promise<FsckR
       continue;
     }
     const root = Buffer.from(computeRootHash(memory, checkpoint.size));
-    if (!root.equals(checkpoint.rootHash)) report('LOG_INCONSISTENT', where, 'root hash differs from the tree rebuilt from the leaves');
+    if (!root.equals(checkpoint.rootHash))
+      report('LOG_INCONSISTENT', where, 'root hash differs from the tree rebuilt from the leaves');
     try {
       const parsed = parseCheckpoint(bodyOf(checkpoint.note));
-      if (parsed.size !== checkpoint.size || !root.equals(Buffer.from(parsed.rootHash))) report('LOG_INCONSISTENT', where, 'signed note disagrees with the tree');
+      if (parsed.size !== checkpoint.size || !root.equals(Buffer.from(parsed.rootHash)))
+        report('LOG_INCONSISTENT', where, 'signed note disagrees with the tree');
       if (logVerifier !== undefined) {
         verifyNote(checkpoint.note, logVerifier);
         checkpointSignatures++;
       }
     } catch (error) {
-      report('LOG_INCONSISTENT', where, error instanceof ToolsealError ? `${error.code}: ${error.message}` : String(error));
+      report(
+        'LOG_INCONSISTENT',
+        where,
+        error instanceof ToolsealError ? `${error.code}: ${error.message}` : String(error),
+      );
     }
   }
   return {
     ok: problems.length === 0,
-    checked: { blobs: blobs.length, versions: versions.length, logEntries: entries.length, logNodes: nodes.length, checkpoints: checkpoints.length, checkpointSignatures },
+    checked: {
+      blobs: blobs.length,
+      versions: versions.length,
+      logEntries: entries.length,
+      logNodes: nodes.length,
+      checkpoints: checkpoints.length,
+      checkpointSignatures,
+    },
     problems,
   };
 }

@@ -111,8 +111,13 @@ export class GroupCommitter implements PublishCommitter {
         const latest = store.latestCheckpoint();
         const uncovered = committed.some(({ stored }) => stored.record.logIndex >= (latest?.size ?? 0));
         const checkpoint = uncovered ? log.signLatestCheckpoint() : latest!;
-        const proofs = log.proveInclusions(committed.map(({ stored }) => stored.record.logIndex), checkpoint);
-        committed.forEach(({ item, stored }, i) => settled.push(() => item.resolve({ ...stored, inclusion: proofs[i]! })));
+        const proofs = log.proveInclusions(
+          committed.map(({ stored }) => stored.record.logIndex),
+          checkpoint,
+        );
+        committed.forEach(({ item, stored }, i) =>
+          settled.push(() => item.resolve({ ...stored, inclusion: proofs[i]! })),
+        );
         return settled;
       });
     } catch (error) {
@@ -129,13 +134,21 @@ export class GroupCommitter implements PublishCommitter {
     const existing = this.options.store.getVersion(result.name, result.version);
     if (!existing) return undefined;
     if (existing.digest === result.digest) return { created: false, record: existing };
-    throw new ToolsealError('VERSION_EXISTS', `${result.name}@${result.version} already exists with digest ${existing.digest}; publish a new version`, {
-      pointer: '/version',
-    });
+    throw new ToolsealError(
+      'VERSION_EXISTS',
+      `${result.name}@${result.version} already exists with digest ${existing.digest}; publish a new version`,
+      {
+        pointer: '/version',
+      },
+    );
   }
 
   /** A new version, inside the batch transaction: sign its attestation, store bytes, leaf and version. */
-  private storePublish(result: PipelineOutput, publisher: PublisherRecord, key: SigningKey): Omit<CommitOutcome, 'inclusion'> {
+  private storePublish(
+    result: PipelineOutput,
+    publisher: PublisherRecord,
+    key: SigningKey,
+  ): Omit<CommitOutcome, 'inclusion'> {
     const { store, log } = this.options;
     const previousDigest = store.getLatestStoredDigest(result.name);
     const storedAt = this.options.clock().toISOString();

@@ -41,8 +41,14 @@ export interface PublishWriterInput {
  * retry is safe: it stores the publish, or finds it stored and answers idempotently) and is restarted.
  */
 export function startPublishWriter(options: PublishWriterOptions): PublishCommitter {
-  if (options.dataDir === ':memory:') throw new ToolsealError('BAD_REQUEST', 'a publish writer needs a database on disk, not :memory:');
-  const setup: PublishWriterSetup = { dataDir: options.dataDir, keysDir: options.keysDir, origin: options.origin, logOrigin: options.logOrigin };
+  if (options.dataDir === ':memory:')
+    throw new ToolsealError('BAD_REQUEST', 'a publish writer needs a database on disk, not :memory:');
+  const setup: PublishWriterSetup = {
+    dataDir: options.dataDir,
+    keysDir: options.keysDir,
+    origin: options.origin,
+    logOrigin: options.logOrigin,
+  };
   const pool = startWorkerPool<PublishWriterInput, CommitOutcome>({
     moduleUrl: new URL('./publish-writer-worker.ts', import.meta.url),
     size: 1,

@@ -90,7 +90,11 @@ export function hashToken(token: string): string {
 }
 
 /** Create a publisher owning `namespace` (unique case-insensitively). The token is returned once; only its hash is stored. */
-export function createPublisher(store: Store, namespace: string, clock: () => Date = () => new Date()): { publisher: PublisherRecord; token: string } {
+export function createPublisher(
+  store: Store,
+  namespace: string,
+  clock: () => Date = () => new Date(),
+): { publisher: PublisherRecord; token: string } {
   if (!NAMESPACE_PATTERN.test(namespace)) {
     throw new ToolsealError('BAD_REQUEST', 'namespace must be reverse-DNS in lowercase ASCII, e.g. io.github.acme');
   }
@@ -122,10 +126,23 @@ export class Registry {
     this.limits = options.limits ?? {};
     this.pipeline = options.pipeline ?? inlinePipeline;
     const logIsEmpty = this.store.getLogSize() === 0 && this.store.latestCheckpoint() === undefined;
-    this.log = new TransparencyLog(this.store, loadOrCreateLogKey(this.keysDir, logIsEmpty), options.logOrigin, this.clock);
+    this.log = new TransparencyLog(
+      this.store,
+      loadOrCreateLogKey(this.keysDir, logIsEmpty),
+      options.logOrigin,
+      this.clock,
+    );
     // The active key must load (a missing private file is an error here, not at the first publish).
     if (!this.loadActiveSigningKey()) this.generateFirstSigningKey();
-    this.committer = options.committer ?? new GroupCommitter({ store: this.store, log: this.log, keysDir: this.keysDir, origin: this.origin, clock: this.clock });
+    this.committer =
+      options.committer ??
+      new GroupCommitter({
+        store: this.store,
+        log: this.log,
+        keysDir: this.keysDir,
+        origin: this.origin,
+        clock: this.clock,
+      });
   }
 
   get activeKid(): string {
@@ -144,7 +161,8 @@ export class Registry {
   /** Authenticate `Authorization: Bearer <token>`. The stored hash is compared in constant time. */
   authenticate(authorization: string | undefined): PublisherRecord {
     const match = /^Bearer ([A-Za-z0-9_\-.~+/]+=*)$/.exec(authorization ?? '');
-    if (!match) throw new ToolsealError('UNAUTHENTICATED', 'a publisher token is required: Authorization: Bearer <token>');
+    if (!match)
+      throw new ToolsealError('UNAUTHENTICATED', 'a publisher token is required: Authorization: Bearer <token>');
     const presented = hashToken(match[1]!);
     const publisher = this.store.findPublisherByTokenHash(presented);
     if (!publisher || !timingSafeEqual(Buffer.from(publisher.tokenHash, 'hex'), Buffer.from(presented, 'hex'))) {
@@ -188,7 +206,9 @@ export class Registry {
     const result = await this.pipeline.run(bytes, this.limits);
     const namespace = result.name.slice(0, result.name.indexOf('/'));
     if (namespace.toLowerCase() !== publisher.namespace.toLowerCase()) {
-      throw new ToolsealError('FORBIDDEN', `namespace ${namespace} does not belong to this publisher`, { pointer: '/name' });
+      throw new ToolsealError('FORBIDDEN', `namespace ${namespace} does not belong to this publisher`, {
+        pointer: '/name',
+      });
     }
     const { created, record, inclusion } = await this.committer.commit(result, publisher);
     return { created, record, size: result.size, renamedTools: result.renamedTools, inclusion };
@@ -213,7 +233,10 @@ export class Registry {
     if (!blob) throw new ToolsealError('NOT_FOUND', `no manifest bytes with digest ${digest}`);
     const actual = `sha256:${computeSha256Hex(blob.bytes)}` as Sha256Digest;
     if (actual !== digest || blob.digest !== digest || blob.size !== blob.bytes.byteLength) {
-      throw new ToolsealError('INTEGRITY_ERROR', `stored bytes for ${digest} fail their digest; refusing to serve them`);
+      throw new ToolsealError(
+        'INTEGRITY_ERROR',
+        `stored bytes for ${digest} fail their digest; refusing to serve them`,
+      );
     }
     return { bytes: blob.bytes, digest: actual };
   }
@@ -240,7 +263,11 @@ export class Registry {
   }
 
   /** Manifests in name order, each with its latest non-yanked version (or latest at all when all are yanked). */
-  listManifests(query: string | undefined, afterName: string | undefined, limit: number): { items: ManifestListing[]; nextAfter: string | undefined } {
+  listManifests(
+    query: string | undefined,
+    afterName: string | undefined,
+    limit: number,
+  ): { items: ManifestListing[]; nextAfter: string | undefined } {
     const names = this.store.listManifestNames(query, afterName, limit + 1);
     const page = names.slice(0, limit);
     const items = page.map((name) => {
@@ -250,7 +277,14 @@ export class Registry {
       const latest = pickLatestVersion(pool.map((v) => v.version));
       const record = pool.find((v) => v.version === latest)!;
       const publisher = this.store.findPublisherById(record.publisherId);
-      return { name, latestVersion: record.version, digest: record.digest, status: record.status, storedAt: record.storedAt, publisher: publisher?.namespace ?? '' };
+      return {
+        name,
+        latestVersion: record.version,
+        digest: record.digest,
+        status: record.status,
+        storedAt: record.storedAt,
+        publisher: publisher?.namespace ?? '',
+      };
     });
     return { items, nextAfter: names.length > limit ? page[page.length - 1] : undefined };
   }
@@ -278,12 +312,19 @@ export class Registry {
     if (namespace.toLowerCase() !== publisher.namespace.toLowerCase()) {
       throw new ToolsealError('FORBIDDEN', `namespace ${namespace} does not belong to this publisher`);
     }
-    if (reason.trim().length === 0 || reason.length > 1000) throw new ToolsealError('BAD_REQUEST', 'a yank needs a reason (1 to 1000 characters)');
+    if (reason.trim().length === 0 || reason.length > 1000)
+      throw new ToolsealError('BAD_REQUEST', 'a yank needs a reason (1 to 1000 characters)');
     const record = this.store.transaction(() => {
       const existing = this.getVersionRecord(name, version);
       if (existing.status === 'yanked') return existing;
       const yankedAt = this.clock().toISOString();
-      const leaf = canonicalizeToBytes({ type: 'toolseal.yank/v1', subject: `${name}@${version}`, digest: existing.digest, reason, yankedAt });
+      const leaf = canonicalizeToBytes({
+        type: 'toolseal.yank/v1',
+        subject: `${name}@${version}`,
+        digest: existing.digest,
+        reason,
+        yankedAt,
+      });
       const yankLogIndex = this.log.appendLeaf('yank', leaf);
       this.store.markYanked(existing.id, reason, yankedAt, yankLogIndex);
       return this.getVersionRecord(name, version);
@@ -310,24 +351,32 @@ export class Registry {
   /** Make a new key active and retire the current one (kept in the JWKS with its `exp`); logged. */
   async rotateSigningKey(): Promise<{ retired: string; active: string }> {
     const fresh = generateSigningKey(this.keysDir);
-    const retired = this.withKeyFileRemovedOnFailure(fresh, () => this.store.transaction(() => {
-      const current = this.store.listSigningKeys().find((key) => key.notAfter === null);
-      const now = this.clock().getTime() / 1000;
-      const notBefore = Math.floor(now);
-      // The old key stays valid through the current second, so nothing it signed just now is orphaned.
-      const notAfter = Math.floor(now) + 1;
-      if (current) this.store.retireSigningKey(current.kid, notAfter);
-      const leaf = canonicalizeToBytes({
-        type: 'toolseal.key/v1',
-        kid: fresh.kid,
-        publicJwk: fresh.publicJwk as unknown as JsonValue,
-        notBefore,
-        retires: current ? { kid: current.kid, notAfter } : null,
-      });
-      const logIndex = this.log.appendLeaf('key', leaf);
-      this.store.insertSigningKey({ kid: fresh.kid, publicJwk: JSON.stringify(fresh.publicJwk), notBefore, notAfter: null, logIndex });
-      return current?.kid ?? '';
-    }));
+    const retired = this.withKeyFileRemovedOnFailure(fresh, () =>
+      this.store.transaction(() => {
+        const current = this.store.listSigningKeys().find((key) => key.notAfter === null);
+        const now = this.clock().getTime() / 1000;
+        const notBefore = Math.floor(now);
+        // The old key stays valid through the current second, so nothing it signed just now is orphaned.
+        const notAfter = Math.floor(now) + 1;
+        if (current) this.store.retireSigningKey(current.kid, notAfter);
+        const leaf = canonicalizeToBytes({
+          type: 'toolseal.key/v1',
+          kid: fresh.kid,
+          publicJwk: fresh.publicJwk as unknown as JsonValue,
+          notBefore,
+          retires: current ? { kid: current.kid, notAfter } : null,
+        });
+        const logIndex = this.log.appendLeaf('key', leaf);
+        this.store.insertSigningKey({
+          kid: fresh.kid,
+          publicJwk: JSON.stringify(fresh.publicJwk),
+          notBefore,
+          notAfter: null,
+          logIndex,
+        });
+        return current?.kid ?? '';
+      }),
+    );
     await this.log.awaitCheckpointIncluding(this.store.getLogSize() - 1);
     return { retired, active: fresh.kid };
   }
@@ -359,12 +408,26 @@ export class Registry {
   /** First start: a dev signing key is generated, registered and logged. */
   private generateFirstSigningKey(): SigningKey {
     const key = generateSigningKey(this.keysDir);
-    this.withKeyFileRemovedOnFailure(key, () => this.store.transaction(() => {
-      const notBefore = Math.floor(this.clock().getTime() / 1000);
-      const leaf = canonicalizeToBytes({ type: 'toolseal.key/v1', kid: key.kid, publicJwk: key.publicJwk as unknown as JsonValue, notBefore, retires: null });
-      const logIndex = this.log.appendLeaf('key', leaf);
-      this.store.insertSigningKey({ kid: key.kid, publicJwk: JSON.stringify(key.publicJwk), notBefore, notAfter: null, logIndex });
-    }));
+    this.withKeyFileRemovedOnFailure(key, () =>
+      this.store.transaction(() => {
+        const notBefore = Math.floor(this.clock().getTime() / 1000);
+        const leaf = canonicalizeToBytes({
+          type: 'toolseal.key/v1',
+          kid: key.kid,
+          publicJwk: key.publicJwk as unknown as JsonValue,
+          notBefore,
+          retires: null,
+        });
+        const logIndex = this.log.appendLeaf('key', leaf);
+        this.store.insertSigningKey({
+          kid: key.kid,
+          publicJwk: JSON.stringify(key.publicJwk),
+          notBefore,
+          notAfter: null,
+          logIndex,
+        });
+      }),
+    );
     this.log.signLatestCheckpoint();
     return key;
   }

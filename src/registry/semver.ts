@@ -8,7 +8,11 @@ interface ParsedVersion {
 function parseVersion(version: string): ParsedVersion {
   const withoutBuild = version.split('+', 1)[0] ?? version;
   const dash = withoutBuild.indexOf('-');
-  const core = (dash < 0 ? withoutBuild : withoutBuild.slice(0, dash)).split('.').map(Number) as [number, number, number];
+  const core = (dash < 0 ? withoutBuild : withoutBuild.slice(0, dash)).split('.').map(Number) as [
+    number,
+    number,
+    number,
+  ];
   const prerelease = dash < 0 ? [] : withoutBuild.slice(dash + 1).split('.');
   return { core, prerelease };
 }
@@ -22,7 +26,8 @@ export function compareVersions(a: string, b: string): number {
     if (difference !== 0) return difference;
   }
   // §11.3: a pre-release version has lower precedence than the normal version.
-  if (left.prerelease.length === 0 || right.prerelease.length === 0) return right.prerelease.length - left.prerelease.length;
+  if (left.prerelease.length === 0 || right.prerelease.length === 0)
+    return right.prerelease.length - left.prerelease.length;
   for (let i = 0; i < Math.min(left.prerelease.length, right.prerelease.length); i++) {
     const x = left.prerelease[i]!;
     const y = right.prerelease[i]!;

@@ -98,18 +98,28 @@ export class TransparencyLog {
       // A tree smaller than one already signed is a rollback: refuse it as such (generateConsistencyProof
       // would otherwise throw BAD_REQUEST, which a publish would answer as the client's fault).
       if (previous && size < previous.size) {
-        throw new ToolsealError('LOG_INCONSISTENT', `refusing to sign checkpoint: tree size would go back from ${previous.size} to ${size}`);
+        throw new ToolsealError(
+          'LOG_INCONSISTENT',
+          `refusing to sign checkpoint: tree size would go back from ${previous.size} to ${size}`,
+        );
       }
       const rootHash = computeRootHash(this.reader, size);
       const proof = previous ? generateConsistencyProof(this.reader, previous.size, size) : [];
-      const previousHead = previous ? { size: previous.size, rootHash: parseCheckpoint(bodyOf(previous.note)).rootHash } : undefined;
+      const previousHead = previous
+        ? { size: previous.size, rootHash: parseCheckpoint(bodyOf(previous.note)).rootHash }
+        : undefined;
       const note = signCheckpoint(
         { origin: this.origin, size, rootHash },
         { name: this.origin, privateKey: this.logKey.privateKey },
         previousHead,
         proof,
       );
-      const record: CheckpointRecord = { size, rootHash: Buffer.from(rootHash), note, createdAt: this.clock().toISOString() };
+      const record: CheckpointRecord = {
+        size,
+        rootHash: Buffer.from(rootHash),
+        note,
+        createdAt: this.clock().toISOString(),
+      };
       this.store.insertCheckpoint(record);
       return record;
     });
@@ -120,7 +130,10 @@ export class TransparencyLog {
   }
 
   /** Inclusion proof of leaf `index` in the tree of `checkpoint` (or the latest checkpoint). */
-  proveInclusion(index: number, checkpoint: CheckpointRecord | undefined = this.store.latestCheckpoint()): InclusionProof {
+  proveInclusion(
+    index: number,
+    checkpoint: CheckpointRecord | undefined = this.store.latestCheckpoint(),
+  ): InclusionProof {
     if (!checkpoint || index < 0 || index >= checkpoint.size) {
       throw new ToolsealError('NOT_FOUND', `leaf ${index} is not in the latest checkpoint yet`);
     }
@@ -143,8 +156,11 @@ export class TransparencyLog {
       },
     };
     return indexes.map((index) => {
-      if (index < 0 || index >= checkpoint.size) throw new ToolsealError('INTERNAL', `leaf ${index} is not in checkpoint ${checkpoint.size}`);
-      const hashes = generateInclusionProof(reader, index, checkpoint.size).map((hash) => Buffer.from(hash).toString('base64'));
+      if (index < 0 || index >= checkpoint.size)
+        throw new ToolsealError('INTERNAL', `leaf ${index} is not in checkpoint ${checkpoint.size}`);
+      const hashes = generateInclusionProof(reader, index, checkpoint.size).map((hash) =>
+        Buffer.from(hash).toString('base64'),
+      );
       return { index, size: checkpoint.size, hashes, checkpoint: checkpoint.note };
     });
   }
@@ -152,14 +168,16 @@ export class TransparencyLog {
   /** RFC 9162 §2.1.3.1 for a tree size no larger than the latest checkpoint. */
   proveInclusionAt(index: number, size: number): string[] {
     this.assertCheckpointedSize(size);
-    if (!Number.isSafeInteger(index) || index < 0 || index >= size) throw new ToolsealError('BAD_REQUEST', 'index must be below size');
+    if (!Number.isSafeInteger(index) || index < 0 || index >= size)
+      throw new ToolsealError('BAD_REQUEST', 'index must be below size');
     return generateInclusionProof(this.reader, index, size).map((hash) => Buffer.from(hash).toString('base64'));
   }
 
   /** RFC 9162 §2.1.4.1 between two sizes no larger than the latest checkpoint. */
   proveConsistency(from: number, to: number): string[] {
     this.assertCheckpointedSize(to);
-    if (!Number.isSafeInteger(from) || from < 1 || from > to) throw new ToolsealError('BAD_REQUEST', 'need 1 <= from <= to');
+    if (!Number.isSafeInteger(from) || from < 1 || from > to)
+      throw new ToolsealError('BAD_REQUEST', 'need 1 <= from <= to');
     return generateConsistencyProof(this.reader, from, to).map((hash) => Buffer.from(hash).toString('base64'));
   }
 
@@ -169,7 +187,8 @@ export class TransparencyLog {
 
   private assertCheckpointedSize(size: number): void {
     const latest = this.store.latestCheckpoint();
-    if (!Number.isSafeInteger(size) || size < 1) throw new ToolsealError('BAD_REQUEST', 'size must be a positive integer');
+    if (!Number.isSafeInteger(size) || size < 1)
+      throw new ToolsealError('BAD_REQUEST', 'size must be a positive integer');
     if (!latest || size > latest.size) {
       throw new ToolsealError('BAD_REQUEST', `size ${size} is beyond the latest checkpoint (${latest?.size ?? 0})`);
     }

@@ -28,7 +28,9 @@ export type WorkerMessage<Output> = WorkerReply<Output>[] | { ready: true };
 
 /** `[bytes.buffer]` when the view spans its whole buffer, so moving it moves nothing else; otherwise `[]` (copied). */
 export function transferableBuffers(bytes: Uint8Array): ArrayBuffer[] {
-  return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer ? [bytes.buffer] : [];
+  return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer
+    ? [bytes.buffer]
+    : [];
 }
 
 export function toPostedError(error: unknown): PostedError {
@@ -38,7 +40,8 @@ export function toPostedError(error: unknown): PostedError {
 
 /** The error a caller sees: the refusal as it was, or INTERNAL saying `what` failed, with the failure as its cause. */
 export function fromPostedError(posted: PostedError, what: string): ToolsealError {
-  if ('refusal' in posted) return new ToolsealError(posted.refusal.code, posted.refusal.message, { pointer: posted.refusal.pointer });
+  if ('refusal' in posted)
+    return new ToolsealError(posted.refusal.code, posted.refusal.message, { pointer: posted.refusal.pointer });
   return new ToolsealError('INTERNAL', what, { cause: new Error(posted.failure) });
 }
 
@@ -48,7 +51,9 @@ export function fromPostedError(posted: PostedError, what: string): ToolsealErro
  * rethrown in the worker, so the parent sees an `error` event before any `ready` message.
  */
 function buildTsWorkerSource(moduleUrl: URL): string {
-  const tsxApi = pathToFileURL(join(dirname(createRequire(import.meta.url).resolve('tsx/package.json')), 'dist/esm/api/index.mjs')).href;
+  const tsxApi = pathToFileURL(
+    join(dirname(createRequire(import.meta.url).resolve('tsx/package.json')), 'dist/esm/api/index.mjs'),
+  ).href;
   return `import(${JSON.stringify(tsxApi)})
   .then((tsx) => tsx.tsImport(${JSON.stringify(moduleUrl.href)}, ${JSON.stringify(import.meta.url)}))
   .catch((error) => { process.nextTick(() => { throw error; }); });`;
@@ -94,7 +99,8 @@ interface PooledWorker<Input, Output> {
  */
 export function startWorkerPool<Input, Output>(options: WorkerPoolOptions<Input>): WorkerPool<Input, Output> {
   const { role } = options;
-  if (!Number.isSafeInteger(options.size) || options.size < 1) throw new ToolsealError('BAD_REQUEST', `a ${role} pool needs at least one worker`);
+  if (!Number.isSafeInteger(options.size) || options.size < 1)
+    throw new ToolsealError('BAD_REQUEST', `a ${role} pool needs at least one worker`);
   // Built here, not at import, so nothing running inline ever needs tsx resolved.
   const source = buildTsWorkerSource(options.moduleUrl);
   let nextId = 0;
@@ -102,7 +108,8 @@ export function startWorkerPool<Input, Output>(options: WorkerPoolOptions<Input>
   let startupFailure: unknown;
   const workers: PooledWorker<Input, Output>[] = [];
   const starting = options.size === 1 ? `the ${role} thread` : `the ${role} workers`;
-  const startupError = (): ToolsealError => new ToolsealError('INTERNAL', `${starting} could not start`, { cause: startupFailure });
+  const startupError = (): ToolsealError =>
+    new ToolsealError('INTERNAL', `${starting} could not start`, { cause: startupFailure });
   let settleReadiness: () => void = () => {};
   const readiness = new Promise<void>((resolve, reject) => {
     settleReadiness = () => (startupFailure === undefined ? resolve() : reject(startupError()));
@@ -144,7 +151,11 @@ export function startWorkerPool<Input, Output>(options: WorkerPoolOptions<Input>
   };
 
   const spawn = (slot: number): PooledWorker<Input, Output> => {
-    const worker = new Worker(source, { eval: true, workerData: options.workerData, resourceLimits: { maxOldGenerationSizeMb: options.maxHeapMb } });
+    const worker = new Worker(source, {
+      eval: true,
+      workerData: options.workerData,
+      resourceLimits: { maxOldGenerationSizeMb: options.maxHeapMb },
+    });
     const pooled: PooledWorker<Input, Output> = { worker, inFlight: new Map(), ready: false, outbox: [] };
     worker.unref();
     worker.on('message', (message: WorkerMessage<Output>) => {
@@ -157,7 +168,8 @@ export function startWorkerPool<Input, Output>(options: WorkerPoolOptions<Input>
       postOutbox(pooled);
     });
     const fail = (cause: unknown): void => {
-      for (const pending of pooled.inFlight.values()) pending.reject(new ToolsealError('INTERNAL', `a ${role} worker stopped`, { cause }));
+      for (const pending of pooled.inFlight.values())
+        pending.reject(new ToolsealError('INTERNAL', `a ${role} worker stopped`, { cause }));
       pooled.inFlight.clear();
       pooled.outbox = [];
       if (closed || workers[slot] !== pooled) return;

@@ -116,27 +116,47 @@ export class Store {
       'id, name, version, digest, publisher_id AS publisherId, stored_at AS storedAt, attestation, kid, log_index AS logIndex, ' +
       'status, yank_reason AS yankReason, yanked_at AS yankedAt, yank_log_index AS yankLogIndex';
     this.raw = {
-      versionByNameVersion: client.prepare(`SELECT ${versionColumns} FROM manifest_versions WHERE name = ? AND version = ?`),
-      latestDigestOf: client.prepare('SELECT digest FROM manifest_versions WHERE name = ? ORDER BY id DESC LIMIT 1').pluck(),
-      insertBlobIfAbsent: client.prepare('INSERT INTO blobs (digest, bytes, size) VALUES (?, ?, ?) ON CONFLICT DO NOTHING'),
+      versionByNameVersion: client.prepare(
+        `SELECT ${versionColumns} FROM manifest_versions WHERE name = ? AND version = ?`,
+      ),
+      latestDigestOf: client
+        .prepare('SELECT digest FROM manifest_versions WHERE name = ? ORDER BY id DESC LIMIT 1')
+        .pluck(),
+      insertBlobIfAbsent: client.prepare(
+        'INSERT INTO blobs (digest, bytes, size) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
+      ),
       insertVersion: client.prepare(
         'INSERT INTO manifest_versions (name, version, digest, publisher_id, stored_at, attestation, kid, log_index) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
       ),
-      activeSigningKid: client.prepare('SELECT kid FROM signing_keys WHERE not_after IS NULL ORDER BY not_before DESC LIMIT 1').pluck(),
+      activeSigningKid: client
+        .prepare('SELECT kid FROM signing_keys WHERE not_after IS NULL ORDER BY not_before DESC LIMIT 1')
+        .pluck(),
       logNode: client.prepare('SELECT hash FROM log_nodes WHERE level = ? AND idx = ?').pluck(),
       latestCheckpoint: client.prepare(
         'SELECT size, root_hash AS rootHash, note, created_at AS createdAt FROM log_checkpoints ORDER BY size DESC LIMIT 1',
       ),
-      publisherByTokenHash: client.prepare('SELECT id, namespace, token_hash AS tokenHash, created_at AS createdAt FROM publishers WHERE token_hash = ?'),
-      insertCheckpoint: client.prepare('INSERT INTO log_checkpoints (size, root_hash, note, created_at) VALUES (?, ?, ?, ?)'),
+      publisherByTokenHash: client.prepare(
+        'SELECT id, namespace, token_hash AS tokenHash, created_at AS createdAt FROM publishers WHERE token_hash = ?',
+      ),
+      insertCheckpoint: client.prepare(
+        'INSERT INTO log_checkpoints (size, root_hash, note, created_at) VALUES (?, ?, ?, ?)',
+      ),
       logSize: client.prepare('SELECT coalesce(max(idx) + 1, 0) FROM log_entries').pluck(),
       insertNode: client.prepare('INSERT INTO log_nodes (level, idx, hash) VALUES (?, ?, ?)'),
       insertEntry: client.prepare('INSERT INTO log_entries (idx, kind, data, leaf_hash) VALUES (?, ?, ?, ?)'),
     };
     const p = sql.placeholder;
     this.statements = {
-      blobByDigest: db.select().from(blobs).where(eq(blobs.digest, p('digest'))).prepare(),
-      publisherById: db.select().from(publishers).where(eq(publishers.id, p('id'))).prepare(),
+      blobByDigest: db
+        .select()
+        .from(blobs)
+        .where(eq(blobs.digest, p('digest')))
+        .prepare(),
+      publisherById: db
+        .select()
+        .from(publishers)
+        .where(eq(publishers.id, p('id')))
+        .prepare(),
     };
   }
 
@@ -155,7 +175,8 @@ export class Store {
     try {
       return this.db.insert(publishers).values({ namespace, tokenHash, createdAt }).returning().get();
     } catch (cause) {
-      if (isUniqueViolation(cause)) throw new ToolsealError('NAMESPACE_TAKEN', `namespace ${namespace} already has a publisher`, { cause });
+      if (isUniqueViolation(cause))
+        throw new ToolsealError('NAMESPACE_TAKEN', `namespace ${namespace} already has a publisher`, { cause });
       throw cause;
     }
   }
@@ -179,7 +200,11 @@ export class Store {
   // ── blobs and versions ──────────────────────────────────────────────────
 
   insertBlobIfAbsent(digest: string, bytes: Uint8Array): void {
-    this.raw.insertBlobIfAbsent.run(digest, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), bytes.byteLength);
+    this.raw.insertBlobIfAbsent.run(
+      digest,
+      Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+      bytes.byteLength,
+    );
   }
 
   getBlob(digest: string): BlobRecord | undefined {
@@ -198,41 +223,75 @@ export class Store {
   insertVersion(row: Omit<VersionRecord, 'id' | 'status' | 'yankReason' | 'yankedAt' | 'yankLogIndex'>): VersionRecord {
     try {
       const { lastInsertRowid } = this.raw.insertVersion.run(
-        row.name, row.version, row.digest, row.publisherId, row.storedAt, row.attestation, row.kid, row.logIndex,
+        row.name,
+        row.version,
+        row.digest,
+        row.publisherId,
+        row.storedAt,
+        row.attestation,
+        row.kid,
+        row.logIndex,
       );
-      return { ...row, id: Number(lastInsertRowid), status: 'active', yankReason: null, yankedAt: null, yankLogIndex: null };
+      return {
+        ...row,
+        id: Number(lastInsertRowid),
+        status: 'active',
+        yankReason: null,
+        yankedAt: null,
+        yankLogIndex: null,
+      };
     } catch (cause) {
-      if (isUniqueViolation(cause)) throw new ToolsealError('VERSION_EXISTS', `${row.name}@${row.version} already exists`, { cause });
+      if (isUniqueViolation(cause))
+        throw new ToolsealError('VERSION_EXISTS', `${row.name}@${row.version} already exists`, { cause });
       throw cause;
     }
   }
 
   markYanked(id: number, reason: string, yankedAt: string, yankLogIndex: number): void {
-    this.db.update(manifestVersions).set({ status: 'yanked', yankReason: reason, yankedAt, yankLogIndex })
-      .where(eq(manifestVersions.id, id)).run();
+    this.db
+      .update(manifestVersions)
+      .set({ status: 'yanked', yankReason: reason, yankedAt, yankLogIndex })
+      .where(eq(manifestVersions.id, id))
+      .run();
   }
 
   listVersions(name: string): VersionRecord[] {
-    return this.db.select().from(manifestVersions).where(eq(manifestVersions.name, name))
-      .orderBy(asc(manifestVersions.id)).all() as VersionRecord[];
+    return this.db
+      .select()
+      .from(manifestVersions)
+      .where(eq(manifestVersions.name, name))
+      .orderBy(asc(manifestVersions.id))
+      .all() as VersionRecord[];
   }
 
   /** Versions bound to a digest, with their publisher's namespace (the auditor query). */
   listVersionsByDigest(digest: string): VersionWithPublisher[] {
-    return this.db.select({ version: manifestVersions, publisher: publishers.namespace }).from(manifestVersions)
+    return this.db
+      .select({ version: manifestVersions, publisher: publishers.namespace })
+      .from(manifestVersions)
       .innerJoin(publishers, eq(publishers.id, manifestVersions.publisherId))
-      .where(eq(manifestVersions.digest, digest)).orderBy(asc(manifestVersions.id)).all()
+      .where(eq(manifestVersions.digest, digest))
+      .orderBy(asc(manifestVersions.id))
+      .all()
       .map((row) => ({ ...(row.version as VersionRecord), publisher: row.publisher }));
   }
 
   /** Distinct manifest names in name order after `afterName`, optionally containing `query`. */
   listManifestNames(query: string | undefined, afterName: string | undefined, limit: number): string[] {
     const conditions = [];
-    if (query) conditions.push(sql`${manifestVersions.name} LIKE ${`%${query.replace(/[\\%_]/g, (c) => `\\${c}`)}%`} ESCAPE '\\'`);
+    if (query)
+      conditions.push(
+        sql`${manifestVersions.name} LIKE ${`%${query.replace(/[\\%_]/g, (c) => `\\${c}`)}%`} ESCAPE '\\'`,
+      );
     if (afterName !== undefined) conditions.push(gt(manifestVersions.name, afterName));
-    return this.db.selectDistinct({ name: manifestVersions.name }).from(manifestVersions)
+    return this.db
+      .selectDistinct({ name: manifestVersions.name })
+      .from(manifestVersions)
       .where(conditions.length === 0 ? undefined : and(...conditions))
-      .orderBy(asc(manifestVersions.name)).limit(limit).all().map((row) => row.name);
+      .orderBy(asc(manifestVersions.name))
+      .limit(limit)
+      .all()
+      .map((row) => row.name);
   }
 
   /** Every version, oldest first (for fsck). */
@@ -283,9 +342,12 @@ export class Store {
   }
 
   readLogEntries(start: number, end: number): LogEntryRecord[] {
-    return this.db.select().from(logEntries)
+    return this.db
+      .select()
+      .from(logEntries)
       .where(and(sql`${logEntries.index} >= ${start}`, sql`${logEntries.index} < ${end}`))
-      .orderBy(asc(logEntries.index)).all();
+      .orderBy(asc(logEntries.index))
+      .all();
   }
 
   /** Every stored perfect-subtree node (for fsck). */

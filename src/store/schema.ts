@@ -3,14 +3,18 @@
 import { sql } from 'drizzle-orm';
 import { blob, check, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 
-export const publishers = sqliteTable('publishers', {
-  id: integer('id').primaryKey({ autoIncrement: true }),
-  /** As the operator typed it (lowercase reverse-DNS). */
-  namespace: text('namespace').notNull().unique(),
-  /** SHA-256 hex of the bearer token; the token itself is never stored. */
-  tokenHash: text('token_hash').notNull().unique(),
-  createdAt: text('created_at').notNull(),
-}, (table) => [uniqueIndex('publishers_namespace_nocase').on(sql`${table.namespace} COLLATE NOCASE`)]);
+export const publishers = sqliteTable(
+  'publishers',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    /** As the operator typed it (lowercase reverse-DNS). */
+    namespace: text('namespace').notNull().unique(),
+    /** SHA-256 hex of the bearer token; the token itself is never stored. */
+    tokenHash: text('token_hash').notNull().unique(),
+    createdAt: text('created_at').notNull(),
+  },
+  (table) => [uniqueIndex('publishers_namespace_nocase').on(sql`${table.namespace} COLLATE NOCASE`)],
+);
 
 /** Bytes stored once per digest. Immutable (triggers refuse UPDATE and DELETE). */
 export const blobs = sqliteTable('blobs', {
@@ -25,15 +29,21 @@ export const manifestVersions = sqliteTable(
     id: integer('id').primaryKey({ autoIncrement: true }),
     name: text('name').notNull(),
     version: text('version').notNull(),
-    digest: text('digest').notNull().references(() => blobs.digest),
-    publisherId: integer('publisher_id').notNull().references(() => publishers.id),
+    digest: text('digest')
+      .notNull()
+      .references(() => blobs.digest),
+    publisherId: integer('publisher_id')
+      .notNull()
+      .references(() => publishers.id),
     storedAt: text('stored_at').notNull(),
     /** The exact attestation bytes (a flattened JWS), created once, served as stored. */
     attestation: blob('attestation', { mode: 'buffer' }).notNull(),
     kid: text('kid').notNull(),
     /** Index of this attestation's leaf in the transparency log. */
     logIndex: integer('log_index').notNull().unique(),
-    status: text('status', { enum: ['active', 'yanked'] }).notNull().default('active'),
+    status: text('status', { enum: ['active', 'yanked'] })
+      .notNull()
+      .default('active'),
     yankReason: text('yank_reason'),
     yankedAt: text('yanked_at'),
     yankLogIndex: integer('yank_log_index'),

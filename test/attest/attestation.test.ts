@@ -58,10 +58,15 @@ describe('attestations served by the registry', () => {
   let v2: { bytes: Uint8Array; attestation: Uint8Array };
   beforeAll(async () => {
     env = createTestEnv();
-    for (const version of ['1.0.0', '1.1.0']) expect((await postManifest(env.app, manifestBytes({ version, description: version }), env.token)).status).toBe(201);
+    for (const version of ['1.0.0', '1.1.0'])
+      expect((await postManifest(env.app, manifestBytes({ version, description: version }), env.token)).status).toBe(
+        201,
+      );
     const fetchPair = async (version: string): Promise<{ bytes: Uint8Array; attestation: Uint8Array }> => ({
       bytes: await bodyBytes(await env.app.request(`/v1/manifests/io.github.acme/widgets/${version}`)),
-      attestation: await bodyBytes(await env.app.request(`/v1/manifests/io.github.acme/widgets/${version}/attestation`)),
+      attestation: await bodyBytes(
+        await env.app.request(`/v1/manifests/io.github.acme/widgets/${version}/attestation`),
+      ),
     });
     v1 = await fetchPair('1.0.0');
     v2 = await fetchPair('1.1.0');
@@ -72,8 +77,14 @@ describe('attestations served by the registry', () => {
   it('is a JCS flattened JWS: protected header {alg: EdDSA, kid, typ}, an in-toto Statement v1 payload', () => {
     const jws = parseJws(v1.attestation);
     expect(Object.keys(jws)).toEqual(['payload', 'protected', 'signature']);
-    expect(Buffer.from(canonicalizeToBytes(jws as unknown as JsonValue)).equals(Buffer.from(v1.attestation))).toBe(true);
-    expect(JSON.parse(Buffer.from(jws.protected, 'base64url').toString('utf8'))).toEqual({ alg: 'EdDSA', kid: env.registry.activeKid, typ: ATTESTATION_JWS_TYPE });
+    expect(Buffer.from(canonicalizeToBytes(jws as unknown as JsonValue)).equals(Buffer.from(v1.attestation))).toBe(
+      true,
+    );
+    expect(JSON.parse(Buffer.from(jws.protected, 'base64url').toString('utf8'))).toEqual({
+      alg: 'EdDSA',
+      kid: env.registry.activeKid,
+      typ: ATTESTATION_JWS_TYPE,
+    });
     const payloadBytes = Buffer.from(jws.payload, 'base64url');
     const statement = JSON.parse(payloadBytes.toString('utf8')) as PublishStatement;
     expect(Buffer.from(canonicalizeToBytes(statement as unknown as JsonValue)).equals(payloadBytes)).toBe(true);
@@ -81,14 +92,26 @@ describe('attestations served by the registry', () => {
       _type: IN_TOTO_STATEMENT_TYPE,
       predicateType: TOOLSEAL_PREDICATE_TYPE,
       subject: [{ name: 'io.github.acme/widgets@1.0.0', digest: { sha256: digestOfBytes(v1.bytes).slice(7) } }],
-      predicate: { publisher: 'io.github.acme', policy: 'toolseal-pipeline/v1', size: v1.bytes.byteLength, previousDigest: null },
+      predicate: {
+        publisher: 'io.github.acme',
+        policy: 'toolseal-pipeline/v1',
+        size: v1.bytes.byteLength,
+        previousDigest: null,
+      },
     });
   });
 
   it('verifies with the JWKS (ours and jose with a local JWK set)', async () => {
-    const verified = await verifyAttestation(v1.attestation, jwks, { name: 'io.github.acme/widgets', version: '1.0.0', digest: digestOfBytes(v1.bytes) });
+    const verified = await verifyAttestation(v1.attestation, jwks, {
+      name: 'io.github.acme/widgets',
+      version: '1.0.0',
+      digest: digestOfBytes(v1.bytes),
+    });
     expect(verified.kid).toBe(env.registry.activeKid);
-    const { payload, protectedHeader } = await flattenedVerify(parseJws(v1.attestation), createLocalJWKSet(jwks as never));
+    const { payload, protectedHeader } = await flattenedVerify(
+      parseJws(v1.attestation),
+      createLocalJWKSet(jwks as never),
+    );
     expect(protectedHeader?.kid).toBe(env.registry.activeKid);
     expect(JSON.parse(Buffer.from(payload).toString('utf8'))).toEqual(verified.statement);
   });
@@ -96,30 +119,61 @@ describe('attestations served by the registry', () => {
   it('tampered bytes fail: DIGEST_MISMATCH', async () => {
     const tampered = Buffer.from(v1.bytes);
     tampered[tampered.indexOf('1.0.0')] = '2'.charCodeAt(0);
-    await expectVerifyCode(verifyAttestation(v1.attestation, jwks, { name: 'io.github.acme/widgets', version: '1.0.0', digest: digestOfBytes(tampered) }), 'DIGEST_MISMATCH');
+    await expectVerifyCode(
+      verifyAttestation(v1.attestation, jwks, {
+        name: 'io.github.acme/widgets',
+        version: '1.0.0',
+        digest: digestOfBytes(tampered),
+      }),
+      'DIGEST_MISMATCH',
+    );
     // Bytes of another version presented with this version's attestation.
-    await expectVerifyCode(verifyAttestation(v1.attestation, jwks, { digest: digestOfBytes(v2.bytes) }), 'DIGEST_MISMATCH');
+    await expectVerifyCode(
+      verifyAttestation(v1.attestation, jwks, { digest: digestOfBytes(v2.bytes) }),
+      'DIGEST_MISMATCH',
+    );
   });
 
   it('a swapped attestation (from another version) fails: SUBJECT_MISMATCH', async () => {
-    await expectVerifyCode(verifyAttestation(v2.attestation, jwks, { name: 'io.github.acme/widgets', version: '1.0.0', digest: digestOfBytes(v1.bytes) }), 'SUBJECT_MISMATCH');
-    await expectVerifyCode(verifyAttestation(v1.attestation, jwks, { name: 'io.github.acme/other', version: '1.0.0' }), 'SUBJECT_MISMATCH');
+    await expectVerifyCode(
+      verifyAttestation(v2.attestation, jwks, {
+        name: 'io.github.acme/widgets',
+        version: '1.0.0',
+        digest: digestOfBytes(v1.bytes),
+      }),
+      'SUBJECT_MISMATCH',
+    );
+    await expectVerifyCode(
+      verifyAttestation(v1.attestation, jwks, { name: 'io.github.acme/other', version: '1.0.0' }),
+      'SUBJECT_MISMATCH',
+    );
   });
 
   it('a wrong kid fails: UNKNOWN_KEY (a header naming another kid, or a JWKS without the key)', async () => {
     const jws = parseJws(v1.attestation);
     const header = JSON.parse(Buffer.from(jws.protected, 'base64url').toString('utf8')) as Record<string, string>;
-    const forged = { ...jws, protected: Buffer.from(JSON.stringify({ ...header, kid: 'not-a-registry-kid' })).toString('base64url') };
+    const forged = {
+      ...jws,
+      protected: Buffer.from(JSON.stringify({ ...header, kid: 'not-a-registry-kid' })).toString('base64url'),
+    };
     await expectVerifyCode(verifyAttestation(encode(forged), jwks), 'UNKNOWN_KEY');
     await expectVerifyCode(verifyAttestation(v1.attestation, { keys: [] }), 'UNKNOWN_KEY');
     const stranger = generateSigningKey(makeTempDir());
-    await expectVerifyCode(verifyAttestation(v1.attestation, buildJwks([{ kid: stranger.kid, publicJwk: stranger.publicJwk, notBefore: 0, notAfter: null }])), 'UNKNOWN_KEY');
+    await expectVerifyCode(
+      verifyAttestation(
+        v1.attestation,
+        buildJwks([{ kid: stranger.kid, publicJwk: stranger.publicJwk, notBefore: 0, notAfter: null }]),
+      ),
+      'UNKNOWN_KEY',
+    );
   });
 
   it('a header claiming a kid whose key did not sign it fails: SIGNATURE_INVALID', async () => {
     // Sign with a stranger's key but claim the registry's kid.
     const stranger = generateSigningKey(makeTempDir());
-    const statement = JSON.parse(Buffer.from(parseJws(v1.attestation).payload, 'base64url').toString('utf8')) as PublishStatement;
+    const statement = JSON.parse(
+      Buffer.from(parseJws(v1.attestation).payload, 'base64url').toString('utf8'),
+    ) as PublishStatement;
     const forged = parseJws(signStatement(statement, { ...stranger, kid: env.registry.activeKid }));
     await expectVerifyCode(verifyAttestation(encode(forged), jwks), 'SIGNATURE_INVALID');
   });
@@ -136,12 +190,18 @@ describe('attestations served by the registry', () => {
     for (const edit of edits) {
       const copy = structuredClone(statement);
       edit(copy);
-      const forged = { ...jws, payload: Buffer.from(canonicalizeToBytes(copy as unknown as JsonValue)).toString('base64url') };
+      const forged = {
+        ...jws,
+        payload: Buffer.from(canonicalizeToBytes(copy as unknown as JsonValue)).toString('base64url'),
+      };
       await expectVerifyCode(verifyAttestation(encode(forged), jwks), 'SIGNATURE_INVALID');
     }
     const signature = Buffer.from(jws.signature, 'base64url');
     signature[0]! ^= 1;
-    await expectVerifyCode(verifyAttestation(encode({ ...jws, signature: signature.toString('base64url') }), jwks), 'SIGNATURE_INVALID');
+    await expectVerifyCode(
+      verifyAttestation(encode({ ...jws, signature: signature.toString('base64url') }), jwks),
+      'SIGNATURE_INVALID',
+    );
   });
 
   it('malformed attestations fail with SIGNATURE_INVALID: not JSON, not a JWS, another alg or typ, crit', async () => {
@@ -150,7 +210,12 @@ describe('attestations served by the registry', () => {
     await expectVerifyCode(verifyAttestation('{"payload":1}', jwks), 'SIGNATURE_INVALID');
     await expectVerifyCode(verifyAttestation(new Uint8Array([0xff, 0xfe]), jwks), 'SIGNATURE_INVALID');
     const header = JSON.parse(Buffer.from(jws.protected, 'base64url').toString('utf8')) as Record<string, unknown>;
-    for (const changed of [{ ...header, alg: 'ES256' }, { ...header, alg: 'none' }, { ...header, typ: 'JWT' }, { ...header, crit: ['exp'] }]) {
+    for (const changed of [
+      { ...header, alg: 'ES256' },
+      { ...header, alg: 'none' },
+      { ...header, typ: 'JWT' },
+      { ...header, crit: ['exp'] },
+    ]) {
       const forged = { ...jws, protected: Buffer.from(JSON.stringify(changed)).toString('base64url') };
       await expectVerifyCode(verifyAttestation(encode(forged), jwks), 'SIGNATURE_INVALID');
     }
@@ -160,15 +225,23 @@ describe('attestations served by the registry', () => {
     const verified = await verifyAttestation(v1.attestation, jwks);
     const storedAtSeconds = Math.floor(verified.storedAt.getTime() / 1000);
     const key = jwks.keys[0]!;
-    await expectVerifyCode(verifyAttestation(v1.attestation, { keys: [{ ...key, exp: storedAtSeconds }] }), 'KEY_NOT_VALID');
-    await expectVerifyCode(verifyAttestation(v1.attestation, { keys: [{ ...key, nbf: storedAtSeconds + 1 }] }), 'KEY_NOT_VALID');
+    await expectVerifyCode(
+      verifyAttestation(v1.attestation, { keys: [{ ...key, exp: storedAtSeconds }] }),
+      'KEY_NOT_VALID',
+    );
+    await expectVerifyCode(
+      verifyAttestation(v1.attestation, { keys: [{ ...key, nbf: storedAtSeconds + 1 }] }),
+      'KEY_NOT_VALID',
+    );
     await verifyAttestation(v1.attestation, { keys: [{ ...key, exp: storedAtSeconds + 1 }] });
   });
 });
 
 describe('keys', () => {
   it('computeKid is the RFC 7638 thumbprint (RFC 8037 appendix A.3 vector)', () => {
-    expect(computeKid({ crv: 'Ed25519', x: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo' })).toBe('kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k');
+    expect(computeKid({ crv: 'Ed25519', x: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo' })).toBe(
+      'kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k',
+    );
   });
 
   it('generateSigningKey writes a 0600 private JWK named by kid; loadSigningKey reads it back; a mismatched file is refused', () => {
@@ -202,15 +275,31 @@ describe('keys', () => {
       name: 'io.github.acme/x',
       version: '1.0.0',
       digest: `sha256:${'ab'.repeat(32)}`,
-      predicate: { registry: 'http://127.0.0.1', publisher: 'io.github.acme', storedAt: '2030-01-01T00:00:00.000Z', policy: 'toolseal-pipeline/v1', size: 10, previousDigest: null },
+      predicate: {
+        registry: 'http://127.0.0.1',
+        publisher: 'io.github.acme',
+        storedAt: '2030-01-01T00:00:00.000Z',
+        policy: 'toolseal-pipeline/v1',
+        size: 10,
+        previousDigest: null,
+      },
     });
     const a = signStatement(statement, key);
     const b = signStatement(structuredClone(statement), key);
     expect(Buffer.from(a).equals(Buffer.from(b))).toBe(true);
     // The attestation bytes are themselves JCS (RFC 8785): re-canonicalising them changes nothing.
-    expect(Buffer.from(canonicalizeToBytes(JSON.parse(Buffer.from(a).toString('utf8')))).equals(Buffer.from(a))).toBe(true);
-    const verified = await verifyAttestation(a, jwks, { name: 'io.github.acme/x', version: '1.0.0', digest: `sha256:${'ab'.repeat(32)}` });
+    expect(Buffer.from(canonicalizeToBytes(JSON.parse(Buffer.from(a).toString('utf8')))).equals(Buffer.from(a))).toBe(
+      true,
+    );
+    const verified = await verifyAttestation(a, jwks, {
+      name: 'io.github.acme/x',
+      version: '1.0.0',
+      digest: `sha256:${'ab'.repeat(32)}`,
+    });
     expect(verified.subjectName).toBe('io.github.acme/x@1.0.0');
-    await expectVerifyCode(verifyAttestation(a, jwks, { name: 'io.github.acme/x', version: '1.0.1' }), 'SUBJECT_MISMATCH');
+    await expectVerifyCode(
+      verifyAttestation(a, jwks, { name: 'io.github.acme/x', version: '1.0.1' }),
+      'SUBJECT_MISMATCH',
+    );
   });
 });

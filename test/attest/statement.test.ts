@@ -23,7 +23,9 @@ const statements = fc
     size: fc.maxSafeInteger().filter((n) => n >= 0),
     previousDigest: fc.option(digest, { nil: null }),
   })
-  .map(({ name, version, digest: subjectDigest, ...predicate }) => buildPublishStatement({ name, version, digest: subjectDigest, predicate }));
+  .map(({ name, version, digest: subjectDigest, ...predicate }) =>
+    buildPublishStatement({ name, version, digest: subjectDigest, predicate }),
+  );
 
 describe('serializeStatementJcs', () => {
   it('equals the generic JCS of the statement, for any strings and sizes', () => {
@@ -48,7 +50,14 @@ describe('serializeStatementJcs', () => {
       name: 'io.github.acme/payments',
       version: '1.0.0',
       digest: `sha256:${'ab'.repeat(32)}`,
-      predicate: { registry: 'http://127.0.0.1:8787', publisher: 'io.github.acme', storedAt: '2026-11-30T00:00:00.000Z', policy: 'v1', size: 12, previousDigest: null },
+      predicate: {
+        registry: 'http://127.0.0.1:8787',
+        publisher: 'io.github.acme',
+        storedAt: '2026-11-30T00:00:00.000Z',
+        policy: 'v1',
+        size: 12,
+        previousDigest: null,
+      },
     });
     const extra = { ...base, predicate: { ...base.predicate, note: 'x' } } as unknown as PublishStatement;
     expect(serializeStatementJcs(extra)).toBe(generic(extra));

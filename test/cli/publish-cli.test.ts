@@ -22,7 +22,16 @@ describe('toolseal publish against a registry that lies about the digest', () =>
       request.on('end', () => {
         if (request.method === 'POST' && request.url === '/v1/manifests') posts++;
         response.writeHead(201, { 'Content-Type': 'application/json' });
-        response.end(JSON.stringify({ name: local.name, version: local.version, digest: forged, size: local.size, attestation: {}, url: '/x' }));
+        response.end(
+          JSON.stringify({
+            name: local.name,
+            version: local.version,
+            digest: forged,
+            size: local.size,
+            attestation: {},
+            url: '/x',
+          }),
+        );
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -6,7 +6,15 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { verifyAttestation, type Jwks } from '../../src/attest/index.ts';
 import { hashToken } from '../../src/registry/index.ts';
 import { openStore } from '../../src/store/index.ts';
-import { cleanupTempDirs, createTestEnv, makeTempDir, manifestBytes, postManifest, readAllFiles, runCli } from '../helpers/registry-helpers.ts';
+import {
+  cleanupTempDirs,
+  createTestEnv,
+  makeTempDir,
+  manifestBytes,
+  postManifest,
+  readAllFiles,
+  runCli,
+} from '../helpers/registry-helpers.ts';
 
 afterAll(cleanupTempDirs);
 
@@ -37,7 +45,9 @@ describe('toolseal publisher add', () => {
     expect(store.countPublishers()).toBe(2);
     expect(store.findPublisherByTokenHash(hashToken(token))?.namespace).toBe('io.github.acme');
     // Case-insensitive uniqueness holds at the store level too (the CLI's pattern only admits lowercase).
-    expect(() => store.insertPublisher('IO.github.acme', hashToken('x'), new Date().toISOString())).toThrow(/already has a publisher/);
+    expect(() => store.insertPublisher('IO.github.acme', hashToken('x'), new Date().toISOString())).toThrow(
+      /already has a publisher/,
+    );
     store.client.pragma('wal_checkpoint(TRUNCATE)');
     store.close();
     const files = readAllFiles(dataDir);
@@ -83,7 +93,11 @@ describe('toolseal keys rotate', () => {
     expect(jwks.keys.find((key) => key.kid === rotated.active)!.exp).toBeUndefined();
     for (const version of ['1.0.0', '1.1.0']) {
       const row = env.store.getVersion('io.github.acme/widgets', version)!;
-      const verified = await verifyAttestation(row.attestation, jwks, { name: row.name, version, digest: row.digest as `sha256:${string}` });
+      const verified = await verifyAttestation(row.attestation, jwks, {
+        name: row.name,
+        version,
+        digest: row.digest as `sha256:${string}`,
+      });
       expect(verified.kid).toBe(row.kid);
     }
     env.close();
@@ -93,7 +107,8 @@ describe('toolseal keys rotate', () => {
 describe('toolseal fsck', () => {
   it('exits 0 on an intact registry (checking checkpoint signatures with --keys) and 1 listing every problem after corruption', async () => {
     const env = createTestEnv({ onDisk: true });
-    for (const version of ['1.0.0', '1.1.0', '1.2.0']) expect((await postManifest(env.app, manifestBytes({ version }), env.token)).status).toBe(201);
+    for (const version of ['1.0.0', '1.1.0', '1.2.0'])
+      expect((await postManifest(env.app, manifestBytes({ version }), env.token)).status).toBe(201);
     const checkpoints = env.store.listCheckpoints().length;
 
     const [intact, intactJson] = await Promise.all([
@@ -105,19 +120,31 @@ describe('toolseal fsck', () => {
     expect(intact.stdout).toContain(`${checkpoints} checkpoints (${checkpoints} signatures)`);
     expect(intact.stdout.trim().endsWith('fsck: all intact')).toBe(true);
     expect(intactJson.code).toBe(0);
-    expect(JSON.parse(intactJson.stdout)).toMatchObject({ ok: true, problems: [], checked: { blobs: 3, versions: 3, logEntries: 4, checkpointSignatures: checkpoints } });
+    expect(JSON.parse(intactJson.stdout)).toMatchObject({
+      ok: true,
+      problems: [],
+      checked: { blobs: 3, versions: 3, logEntries: 4, checkpointSignatures: checkpoints },
+    });
 
     const blob = env.store.getVersion('io.github.acme/widgets', '1.0.0')!;
     const attested = env.store.getVersion('io.github.acme/widgets', '1.1.0')!;
     const logged = env.store.getVersion('io.github.acme/widgets', '1.2.0')!;
-    env.store.client.exec('DROP TRIGGER blobs_no_update; DROP TRIGGER manifest_versions_immutable_columns; DROP TRIGGER log_entries_no_update');
-    env.store.client.prepare("UPDATE blobs SET bytes = CAST(replace(CAST(bytes AS TEXT), 'lookup', 'LOOKUP') AS BLOB) WHERE digest = ?").run(blob.digest);
+    env.store.client.exec(
+      'DROP TRIGGER blobs_no_update; DROP TRIGGER manifest_versions_immutable_columns; DROP TRIGGER log_entries_no_update',
+    );
+    env.store.client
+      .prepare(
+        "UPDATE blobs SET bytes = CAST(replace(CAST(bytes AS TEXT), 'lookup', 'LOOKUP') AS BLOB) WHERE digest = ?",
+      )
+      .run(blob.digest);
     const jws = JSON.parse(attested.attestation.toString('utf8')) as { payload: string };
     const payload = Buffer.from(jws.payload, 'base64url').toString('utf8').replace('1.1.0', '1.1.1');
     env.store.client
       .prepare('UPDATE manifest_versions SET attestation = ? WHERE id = ?')
       .run(Buffer.from(JSON.stringify({ ...jws, payload: Buffer.from(payload).toString('base64url') })), attested.id);
-    env.store.client.prepare('UPDATE log_entries SET data = ? WHERE idx = ?').run(Buffer.from('{"forged":1}'), logged.logIndex);
+    env.store.client
+      .prepare('UPDATE log_entries SET data = ? WHERE idx = ?')
+      .run(Buffer.from('{"forged":1}'), logged.logIndex);
     env.close();
 
     const corrupted = await runCli(['fsck', '--data', env.dataDir, '--keys', env.keysDir]);

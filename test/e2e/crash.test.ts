@@ -6,7 +6,15 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { verifyAttestation, type Jwks } from '../../src/attest/index.ts';
 import { runPipeline } from '../../src/pipeline/index.ts';
-import { cleanupTempDirs, digestOfBytes, makeTempDir, manifestBytes, runCli, startServerProcess, type ServerProcess } from '../helpers/registry-helpers.ts';
+import {
+  cleanupTempDirs,
+  digestOfBytes,
+  makeTempDir,
+  manifestBytes,
+  runCli,
+  startServerProcess,
+  type ServerProcess,
+} from '../helpers/registry-helpers.ts';
 
 const WORKERS = 6;
 const KILL_AFTER_ACKS = 30;
@@ -42,12 +50,20 @@ describe('SIGKILL mid-stream', () => {
       while (!killed && attempts < MAX_ATTEMPTS && Date.now() - started < DEADLINE_MS) {
         const version = `1.0.${attempts++}`;
         // Sizes vary (a few hundred bytes to ~40 KB) so some writes span several pages.
-        const bytes = manifestBytes({ name: NAME, version, description: `crash ${version} ${'x'.repeat((attempts * 997) % 40_000)}` });
+        const bytes = manifestBytes({
+          name: NAME,
+          version,
+          description: `crash ${version} ${'x'.repeat((attempts * 997) % 40_000)}`,
+        });
         inFlight++;
         let status: number;
         let body: { digest?: string; version?: string };
         try {
-          const response = await fetch(`${first.url}/v1/manifests`, { method: 'POST', body: bytes, headers: { Authorization: `Bearer ${token}` } });
+          const response = await fetch(`${first.url}/v1/manifests`, {
+            method: 'POST',
+            body: bytes,
+            headers: { Authorization: `Bearer ${token}` },
+          });
           status = response.status;
           body = (await response.json()) as { digest?: string; version?: string };
         } catch (error) {
@@ -91,15 +107,24 @@ describe('SIGKILL mid-stream', () => {
       const bytes = new Uint8Array(await response.arrayBuffer());
       expect(digestOfBytes(bytes), version).toBe(digest);
       expect(response.headers.get('ETag')).toBe(`"${digest}"`);
-      const attestation = new Uint8Array(await (await fetch(`${second.url}/v1/manifests/${NAME}/${version}/attestation`)).arrayBuffer());
+      const attestation = new Uint8Array(
+        await (await fetch(`${second.url}/v1/manifests/${NAME}/${version}/attestation`)).arrayBuffer(),
+      );
       await verifyAttestation(attestation, jwks, { name: NAME, version, digest: digestOfBytes(bytes) });
     }
-    const listed = (await (await fetch(`${second.url}/v1/manifests/${NAME}`)).json()) as { versions: { version: string; digest: string }[] };
+    const listed = (await (await fetch(`${second.url}/v1/manifests/${NAME}`)).json()) as {
+      versions: { version: string; digest: string }[];
+    };
     expect(listed.versions.length).toBeGreaterThanOrEqual(acknowledged.size);
-    for (const { version, digest } of listed.versions) if (acknowledged.has(version)) expect(digest).toBe(acknowledged.get(version));
+    for (const { version, digest } of listed.versions)
+      if (acknowledged.has(version)) expect(digest).toBe(acknowledged.get(version));
 
     // The restarted registry extends the same log: a new publish works and fsck still passes afterwards.
-    const after = await fetch(`${second.url}/v1/manifests`, { method: 'POST', body: manifestBytes({ name: NAME, version: '2.0.0' }), headers: { Authorization: `Bearer ${token}` } });
+    const after = await fetch(`${second.url}/v1/manifests`, {
+      method: 'POST',
+      body: manifestBytes({ name: NAME, version: '2.0.0' }),
+      headers: { Authorization: `Bearer ${token}` },
+    });
     expect(after.status).toBe(201);
     second.child.kill('SIGTERM');
     expect(await second.exited).toEqual({ code: 0, signal: null });

@@ -34,7 +34,19 @@ describe('toolseal serve on 127.0.0.1', () => {
     dataDir = join(root, 'data');
     keysDir = join(root, 'keys');
     // Two pipeline workers whatever the machine has, so the pooled publish path is what these tests drive.
-    server = await startServerProcess(['--port', '0', '--data', dataDir, '--keys', keysDir, '--dev', '--examples', examplesDir, '--pipeline-workers', '2']);
+    server = await startServerProcess([
+      '--port',
+      '0',
+      '--data',
+      dataDir,
+      '--keys',
+      keysDir,
+      '--dev',
+      '--examples',
+      examplesDir,
+      '--pipeline-workers',
+      '2',
+    ]);
     devToken = readFileSync(join(dataDir, 'dev-token.txt'), 'utf8').trim();
   });
   afterAll(() => {
@@ -71,7 +83,11 @@ describe('toolseal serve on 127.0.0.1', () => {
       expect(response.headers.get('Repr-Digest')).toBe(reprDigestOf(bytes));
       expect(response.headers.get('Content-Encoding')).toBeNull();
       const attestation = new Uint8Array(await (await fetch(`${url}/attestation`)).arrayBuffer());
-      await verifyAttestation(attestation, jwks, { name: expected.name, version: expected.version, digest: digestOfBytes(bytes) });
+      await verifyAttestation(attestation, jwks, {
+        name: expected.name,
+        version: expected.version,
+        digest: digestOfBytes(bytes),
+      });
       const latest = await fetch(`${server.url}/v1/manifests/${expected.name}/latest`, { redirect: 'manual' });
       expect(latest.status).toBe(302);
     }
@@ -81,7 +97,10 @@ describe('toolseal serve on 127.0.0.1', () => {
 
   it('`toolseal publish FILE --registry URL --token T` prints one JSON object; the bytes it names are served; again is created:false', async () => {
     const file = join(makeTempDir(), 'manifest.json');
-    const uploaded = manifestBytes({ name: 'io.github.acme/e2e', tools: [{ name: 'cafe\u0301', inputSchema: { type: 'object' } }] }, 2);
+    const uploaded = manifestBytes(
+      { name: 'io.github.acme/e2e', tools: [{ name: 'cafe\u0301', inputSchema: { type: 'object' } }] },
+      2,
+    );
     writeFileSync(file, uploaded);
     const expected = runPipeline(uploaded);
 
@@ -107,7 +126,11 @@ describe('toolseal serve on 127.0.0.1', () => {
       runCli(['publish', file, '--registry', server.url, '--token', 'tsk_wrong']),
     ]);
     expect(again.code).toBe(0);
-    expect(JSON.parse(again.stdout)).toMatchObject({ created: false, digest: expected.digest, logIndex: output['logIndex'] });
+    expect(JSON.parse(again.stdout)).toMatchObject({
+      created: false,
+      digest: expected.digest,
+      logIndex: output['logIndex'],
+    });
     expect(wrongToken.code).toBe(1);
     expect(wrongToken.stdout).toBe('');
     expect(JSON.parse(wrongToken.stderr)).toMatchObject({ code: 'UNAUTHENTICATED' });
@@ -145,13 +168,19 @@ describe('toolseal serve on 127.0.0.1', () => {
     const statuses = responses.map((r) => r.status).sort();
     expect(statuses).toEqual([201, ...Array<number>(19).fill(409)]);
     await Promise.all(responses.map((r) => r.arrayBuffer()));
-    const versions = (await (await fetch(`${server.url}/v1/manifests/io.github.acme/race`)).json()) as { versions: unknown[] };
+    const versions = (await (await fetch(`${server.url}/v1/manifests/io.github.acme/race`)).json()) as {
+      versions: unknown[];
+    };
     expect(versions.versions).toHaveLength(1);
   });
 
   it('413 above the 1 MiB default over real HTTP, and nothing is stored', async () => {
     const big = Buffer.alloc(1024 * 1024 + 10, 0x20);
-    const response = await fetch(`${server.url}/v1/manifests`, { method: 'POST', body: big, headers: { Authorization: `Bearer ${devToken}` } });
+    const response = await fetch(`${server.url}/v1/manifests`, {
+      method: 'POST',
+      body: big,
+      headers: { Authorization: `Bearer ${devToken}` },
+    });
     expect(response.status).toBe(413);
     expect(response.headers.get('Content-Type')).toBe('application/problem+json');
     expect(((await response.json()) as { code: string }).code).toBe('TOO_LARGE');
@@ -159,11 +188,15 @@ describe('toolseal serve on 127.0.0.1', () => {
 
   it('413 for a chunked body (no Content-Length) that passes 1 MiB: the Node request stream is counted as it arrives', async () => {
     const status = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const request = http.request(`${server.url}/v1/manifests`, { method: 'POST', headers: { Authorization: `Bearer ${devToken}`, 'Transfer-Encoding': 'chunked' } }, (response) => {
-        let body = '';
-        response.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
-      });
+      const request = http.request(
+        `${server.url}/v1/manifests`,
+        { method: 'POST', headers: { Authorization: `Bearer ${devToken}`, 'Transfer-Encoding': 'chunked' } },
+        (response) => {
+          let body = '';
+          response.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+          response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+        },
+      );
       request.on('error', reject);
       const chunk = Buffer.alloc(64 * 1024, 0x20);
       for (let i = 0; i < 17; i++) request.write(chunk);
@@ -179,28 +212,36 @@ describe('toolseal serve on 127.0.0.1', () => {
     // A keep-alive connection (what fetch and Node's global agent use), already accepted by the server.
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     const primed = await new Promise<string | undefined>((resolve, reject) => {
-      http.get(`${server.url}/healthz`, { agent }, (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.headers['connection']));
-      }).on('error', reject);
+      http
+        .get(`${server.url}/healthz`, { agent }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.headers['connection']));
+        })
+        .on('error', reject);
     });
     expect(primed).toBe('keep-alive');
 
     const request = http.request(`${server.url}/v1/manifests`, {
       method: 'POST',
       agent,
-      headers: { Authorization: `Bearer ${devToken}`, 'Content-Type': 'application/json', 'Content-Length': String(body.byteLength) },
+      headers: {
+        Authorization: `Bearer ${devToken}`,
+        'Content-Type': 'application/json',
+        'Content-Length': String(body.byteLength),
+      },
     });
     let socketClosed!: Promise<void>;
     request.on('socket', (socket) => (socketClosed = new Promise((resolve) => socket.once('close', () => resolve()))));
-    const response = new Promise<{ status: number; connection: string | undefined; text: string }>((resolve, reject) => {
-      request.on('response', (res) => {
-        let text = '';
-        res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers['connection'], text }));
-      });
-      request.on('error', reject);
-    });
+    const response = new Promise<{ status: number; connection: string | undefined; text: string }>(
+      (resolve, reject) => {
+        request.on('response', (res) => {
+          let text = '';
+          res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers['connection'], text }));
+        });
+        request.on('error', reject);
+      },
+    );
     request.write(body.subarray(0, half));
     // Let the server read the request head and start the handler (it is now waiting for the rest of the body).
     await new Promise((resolve) => setTimeout(resolve, 500));

@@ -71,7 +71,12 @@ export function sampleTool(name = 'lookup', description = 'Look something up.'):
   return {
     name,
     description,
-    inputSchema: { type: 'object', properties: { query: { type: 'string', maxLength: 200 } }, required: ['query'], additionalProperties: false },
+    inputSchema: {
+      type: 'object',
+      properties: { query: { type: 'string', maxLength: 200 } },
+      required: ['query'],
+      additionalProperties: false,
+    },
     annotations: { readOnlyHint: true },
   };
 }
@@ -168,12 +173,21 @@ export function createTestEnv(options: TestEnvOptions = {}): TestEnv {
 
 type RequestApp = { request: (input: string, init?: RequestInit) => Response | Promise<Response> };
 
-export function postManifest(app: RequestApp, body: Uint8Array | string, token?: string, headers: Record<string, string> = {}): Promise<Response> {
+export function postManifest(
+  app: RequestApp,
+  body: Uint8Array | string,
+  token?: string,
+  headers: Record<string, string> = {},
+): Promise<Response> {
   return Promise.resolve(
     app.request('/v1/manifests', {
       method: 'POST',
       body: typeof body === 'string' ? body : (body as Uint8Array<ArrayBuffer>),
-      headers: { 'Content-Type': 'application/json', ...(token === undefined ? {} : { Authorization: `Bearer ${token}` }), ...headers },
+      headers: {
+        'Content-Type': 'application/json',
+        ...(token === undefined ? {} : { Authorization: `Bearer ${token}` }),
+        ...headers,
+      },
     }),
   );
 }
@@ -183,7 +197,10 @@ export function postYank(app: RequestApp, path: string, body: unknown, token?: s
     app.request(`${path}/yank`, {
       method: 'POST',
       body: typeof body === 'string' ? body : JSON.stringify(body),
-      headers: { 'Content-Type': 'application/json', ...(token === undefined ? {} : { Authorization: `Bearer ${token}` }) },
+      headers: {
+        'Content-Type': 'application/json',
+        ...(token === undefined ? {} : { Authorization: `Bearer ${token}` }),
+      },
     }),
   );
 }
@@ -214,7 +231,15 @@ export async function expectProblem(response: Response, code: ErrorCode, pointer
 
 // ── database snapshots ────────────────────────────────────────────────────
 
-const TABLES = ['publishers', 'blobs', 'manifest_versions', 'signing_keys', 'log_entries', 'log_nodes', 'log_checkpoints'] as const;
+const TABLES = [
+  'publishers',
+  'blobs',
+  'manifest_versions',
+  'signing_keys',
+  'log_entries',
+  'log_nodes',
+  'log_checkpoints',
+] as const;
 
 export interface DbSnapshot {
   counts: Record<string, number>;
@@ -230,7 +255,11 @@ export function snapshotDb(store: Store): DbSnapshot {
     counts[table] = rows.length;
     hash.update(table);
     for (const row of rows) {
-      hash.update(JSON.stringify(row, (_key, value: unknown) => (Buffer.isBuffer(value) ? `hex:${value.toString('hex')}` : value)));
+      hash.update(
+        JSON.stringify(row, (_key, value: unknown) =>
+          Buffer.isBuffer(value) ? `hex:${value.toString('hex')}` : value,
+        ),
+      );
     }
   }
   return { counts, fingerprint: hash.digest('hex') };
@@ -258,12 +287,16 @@ export interface CliResult {
 /** The environment for child processes: no TOOLSEAL_* settings leak in from the developer's shell. */
 export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('TOOLSEAL_') && !key.startsWith('VITEST')) env[key] = value;
+  for (const [key, value] of Object.entries(process.env))
+    if (!key.startsWith('TOOLSEAL_') && !key.startsWith('VITEST')) env[key] = value;
   return { ...env, NODE_NO_WARNINGS: '1', ...extra };
 }
 
 /** Run `node bin/toolseal.js ARGS` to completion. The working directory defaults to a fresh temp folder. */
-export function runCli(args: string[], options: { cwd?: string; env?: Record<string, string>; timeoutMs?: number } = {}): Promise<CliResult> {
+export function runCli(
+  args: string[],
+  options: { cwd?: string; env?: Record<string, string>; timeoutMs?: number } = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [binPath, ...args], {
       cwd: options.cwd ?? makeTempDir('toolseal-cwd-'),
@@ -303,7 +336,10 @@ export interface ServerProcess {
 const LISTENING = /^toolseal registry listening on (http:\/\/127\.0\.0\.1:\d+)$/;
 
 /** Spawn `node bin/toolseal.js serve ARGS` and resolve once its first stdout line gives the listening URL. */
-export function startServerProcess(args: string[], options: { cwd?: string; timeoutMs?: number } = {}): Promise<ServerProcess> {
+export function startServerProcess(
+  args: string[],
+  options: { cwd?: string; timeoutMs?: number } = {},
+): Promise<ServerProcess> {
   const child = spawn(process.execPath, [binPath, 'serve', ...args], {
     cwd: options.cwd ?? makeTempDir('toolseal-cwd-'),
     env: childEnv(),
@@ -328,7 +364,10 @@ export function startServerProcess(args: string[], options: { cwd?: string; time
   const waitForOutput = (pattern: RegExp, timeoutMs = 20_000): Promise<void> =>
     new Promise((resolve, reject) => {
       if (pattern.test(stdout)) return resolve();
-      const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern} in server output:\n${stdout}\n${stderr}`)), timeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`timed out waiting for ${pattern} in server output:\n${stdout}\n${stderr}`)),
+        timeoutMs,
+      );
       waiters.push({
         pattern,
         resolve: () => {

@@ -20,7 +20,12 @@ function signingKey(): SigningKey {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
   const x = String(publicKey.export({ format: 'jwk' }).x);
   const kid = computeKid({ crv: 'Ed25519', x });
-  return { kid, privateKey, publicKey, publicJwk: { kty: 'OKP', crv: 'Ed25519', x, kid, alg: SIGNING_ALG, use: 'sig' } };
+  return {
+    kid,
+    privateKey,
+    publicKey,
+    publicJwk: { kty: 'OKP', crv: 'Ed25519', x, kid, alg: SIGNING_ALG, use: 'sig' },
+  };
 }
 
 const key = signingKey();
@@ -31,34 +36,62 @@ const statement = buildPublishStatement({
   name: 'io.github.acme/payments',
   version: '1.2.0',
   digest,
-  predicate: { registry: 'http://registry.test', publisher: 'io.github.acme', storedAt: new Date(now * 1000).toISOString(), policy: 'p', size: 1, previousDigest: null },
+  predicate: {
+    registry: 'http://registry.test',
+    publisher: 'io.github.acme',
+    storedAt: new Date(now * 1000).toISOString(),
+    policy: 'p',
+    size: 1,
+    previousDigest: null,
+  },
 });
 const genuine = Buffer.from(signStatement(statement, key)).toString('utf8');
 const jws = JSON.parse(genuine) as { protected: string; payload: string; signature: string };
 const jwks = buildJwks([{ kid: key.kid, publicJwk: key.publicJwk, notBefore: now - 60, notAfter: null }]);
 const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
 const header = JSON.parse(Buffer.from(jws.protected, 'base64url').toString('utf8')) as Record<string, unknown>;
-const flip = (text: string, at: number): string => text.slice(0, at) + (text[at] === 'A' ? 'B' : 'A') + text.slice(at + 1);
+const flip = (text: string, at: number): string =>
+  text.slice(0, at) + (text[at] === 'A' ? 'B' : 'A') + text.slice(at + 1);
 
 type Case = [label: string, attestation: string, keys?: Jwks, expected?: AttestationExpectation];
 const cases: Case[] = [
   ['genuine', genuine],
-  ['genuine, expected subject and digest', genuine, jwks, { name: 'io.github.acme/payments', version: '1.2.0', digest }],
+  [
+    'genuine, expected subject and digest',
+    genuine,
+    jwks,
+    { name: 'io.github.acme/payments', version: '1.2.0', digest },
+  ],
   ['flipped signature byte', JSON.stringify({ ...jws, signature: flip(jws.signature, 10) })],
   ['truncated signature', JSON.stringify({ ...jws, signature: jws.signature.slice(0, 40) })],
   ['empty signature', JSON.stringify({ ...jws, signature: '' })],
   ['non-base64url payload', JSON.stringify({ ...jws, payload: `${jws.payload.slice(0, 8)}+${jws.payload.slice(9)}` })],
-  ['changed statement', JSON.stringify({ ...jws, payload: b64({ ...statement, predicate: { ...statement.predicate, publisher: 'x' } }) })],
+  [
+    'changed statement',
+    JSON.stringify({ ...jws, payload: b64({ ...statement, predicate: { ...statement.predicate, publisher: 'x' } }) }),
+  ],
   ['alg ES256', JSON.stringify({ ...jws, protected: b64({ ...header, alg: 'ES256' }) })],
   ['crit in protected header', JSON.stringify({ ...jws, protected: b64({ ...header, crit: ['b64'], b64: true }) })],
-  ['unknown kid', genuine, buildJwks([{ kid: otherKey.kid, publicJwk: otherKey.publicJwk, notBefore: now - 60, notAfter: null }])],
+  [
+    'unknown kid',
+    genuine,
+    buildJwks([{ kid: otherKey.kid, publicJwk: otherKey.publicJwk, notBefore: now - 60, notAfter: null }]),
+  ],
   ['the right kid with another key', genuine, { keys: [{ ...otherKey.publicJwk, kid: key.kid, nbf: now - 60 }] }],
   ['unprotected header repeating kid', JSON.stringify({ ...jws, header: { kid: key.kid } })],
   ['unprotected header, disjoint', JSON.stringify({ ...jws, header: { note: 1 } })],
   ['unprotected crit', JSON.stringify({ ...jws, header: { crit: ['x'] } })],
   ['unprotected header not an object', JSON.stringify({ ...jws, header: 'x' })],
-  ['key not yet valid', genuine, buildJwks([{ kid: key.kid, publicJwk: key.publicJwk, notBefore: now + 60, notAfter: null }])],
-  ['key retired before', genuine, buildJwks([{ kid: key.kid, publicJwk: key.publicJwk, notBefore: now - 60, notAfter: now }])],
+  [
+    'key not yet valid',
+    genuine,
+    buildJwks([{ kid: key.kid, publicJwk: key.publicJwk, notBefore: now + 60, notAfter: null }]),
+  ],
+  [
+    'key retired before',
+    genuine,
+    buildJwks([{ kid: key.kid, publicJwk: key.publicJwk, notBefore: now - 60, notAfter: now }]),
+  ],
   ['other subject', genuine, jwks, { name: 'io.github.acme/payments', version: '1.3.0' }],
   ['other digest', genuine, jwks, { digest: `sha256:${'cd'.repeat(32)}` }],
   ['not JSON', '{"protected":'],

@@ -23,7 +23,15 @@ import {
   type AuditState,
 } from '../../src/host/audit.ts';
 import { naiveRootHash } from '../log/helpers.ts';
-import { dropTriggers, manifestBytes, publishMany, sql, startTestRegistry, truncateLog, type TestRegistry } from '../log-e2e/helpers.ts';
+import {
+  dropTriggers,
+  manifestBytes,
+  publishMany,
+  sql,
+  startTestRegistry,
+  truncateLog,
+  type TestRegistry,
+} from '../log-e2e/helpers.ts';
 
 let t: TestRegistry;
 
@@ -88,7 +96,10 @@ describe('frontier', () => {
     leaves.forEach((leaf, size) => {
       appendToFrontier(frontier, size, hashLeaf(leaf));
       expect(frontier).toHaveLength(frontierLength(size + 1));
-      expect(Buffer.from(frontierRoot(frontier)).equals(Buffer.from(naiveRootHash(leaves.slice(0, size + 1)))), `size ${size + 1}`).toBe(true);
+      expect(
+        Buffer.from(frontierRoot(frontier)).equals(Buffer.from(naiveRootHash(leaves.slice(0, size + 1)))),
+        `size ${size + 1}`,
+      ).toBe(true);
     });
     expect(frontierLength(0)).toBe(0);
     expect(frontierLength(255)).toBe(8);
@@ -109,12 +120,16 @@ describe('frontier', () => {
         return (error as ToolsealError).code;
       }
     };
-    expect(refuse(formatAuditState({ ...state, frontier: [state.frontier[1]!, state.frontier[0]!] }))).toBe('BAD_REQUEST');
+    expect(refuse(formatAuditState({ ...state, frontier: [state.frontier[1]!, state.frontier[0]!] }))).toBe(
+      'BAD_REQUEST',
+    );
     expect(refuse(formatAuditState({ ...state, frontier: [state.frontier[0]!] }))).toBe('BAD_REQUEST');
     expect(refuse(formatAuditState({ ...state, size: 6 }))).toBe('BAD_REQUEST');
     expect(refuse(formatAuditState({ ...state, logKey: 'nope' }))).toBe('BAD_REQUEST');
     expect(refuse(formatAuditState({ ...state, origin: 'elsewhere' }))).toBe('BAD_REQUEST');
-    expect(refuse(formatAuditState({ ...state, checkpoint: state.checkpoint.replace('\n5\n', '\n6\n') }))).toBe('BAD_REQUEST');
+    expect(refuse(formatAuditState({ ...state, checkpoint: state.checkpoint.replace('\n5\n', '\n6\n') }))).toBe(
+      'BAD_REQUEST',
+    );
     expect(refuse(JSON.stringify({ ...state, type: 'other' }))).toBe('BAD_REQUEST');
     expect(refuse('[]')).toBe('BAD_REQUEST');
   });
@@ -140,7 +155,12 @@ describe('an honest registry passes', () => {
     expect(state.loggedKids).toEqual([t.registry.activeKid]);
 
     const unchanged = await auditOnce(state);
-    expect(unchanged.report).toMatchObject({ ok: true, consistency: 'unchanged', logKey: { source: 'state' }, entries: { checked: 0 } });
+    expect(unchanged.report).toMatchObject({
+      ok: true,
+      consistency: 'unchanged',
+      logKey: { source: 'state' },
+      entries: { checked: 0 },
+    });
 
     // A yank, a key rotation, and a publish under the new key.
     await t.registry.yank(t.publisher, `${manifestBytesName('a-0')}`, '1.0.0', 'broken');
@@ -173,7 +193,12 @@ describe('an honest registry passes', () => {
       return fetch(input, init);
     };
     const { report, nextState } = await auditOnce(state, { fetch: spy });
-    expect(report).toMatchObject({ ok: true, consistency: 'proven', entries: { from: 150, to: 600, checked: 450, attestation: 450 }, blobs: { checked: 450 } });
+    expect(report).toMatchObject({
+      ok: true,
+      consistency: 'proven',
+      entries: { from: 150, to: 600, checked: 450, attestation: 450 },
+      blobs: { checked: 450 },
+    });
     expect(requested.filter((path) => path.startsWith('/v1/log/tile/'))).toEqual([
       '/v1/log/tile/entries/000',
       '/v1/log/tile/entries/001',
@@ -225,7 +250,9 @@ describe('tampering is detected', () => {
     const jws = JSON.parse(entry.data.toString('utf8')) as { signature: string };
     jws.signature = (jws.signature.startsWith('A') ? 'B' : 'A') + jws.signature.slice(1);
     dropTriggers(t, 'log_entries_no_update');
-    sql(t).prepare('UPDATE log_entries SET data = ? WHERE idx = ?').run(Buffer.from(canonicalizeToBytes(jws as unknown as JsonValue)), victim);
+    sql(t)
+      .prepare('UPDATE log_entries SET data = ? WHERE idx = ?')
+      .run(Buffer.from(canonicalizeToBytes(jws as unknown as JsonValue)), victim);
 
     const report = await auditWithStateFile({ registry: t.url, stateFile: file });
     expect(report.ok).toBe(false);
@@ -259,14 +286,18 @@ describe('tampering is detected', () => {
     const digest = published.record.digest;
     dropTriggers(t, 'blobs_no_update');
     const forged = manifestBytes('bytes', '1.0.0', 'Tool bytes, now exfiltrating');
-    sql(t).prepare('UPDATE blobs SET bytes = ?, size = ? WHERE digest = ?').run(Buffer.from(forged), forged.byteLength, digest);
+    sql(t)
+      .prepare('UPDATE blobs SET bytes = ?, size = ? WHERE digest = ?')
+      .run(Buffer.from(forged), forged.byteLength, digest);
     const served = await auditOnce(state);
     expect(codes(served.report)).toEqual(['FETCH_FAILED']);
     expect(served.report.problems[0]!.message).toMatch(/HTTP 500 INTEGRITY_ERROR/);
     expect(served.nextState).toBeUndefined();
 
     // The same forged bytes through a server that does not re-check them.
-    const lying = proxyFetch((path, response) => (path === `/v1/blobs/${digest}` ? new Response(forged, { status: 200 }) : response));
+    const lying = proxyFetch((path, response) =>
+      path === `/v1/blobs/${digest}` ? new Response(forged, { status: 200 }) : response,
+    );
     const { report } = await auditOnce(state, { fetch: lying });
     expect(codes(report)).toEqual(['DIGEST_MISMATCH']);
     expect(report.problems[0]!.message).toContain(computeDigest(forged));
@@ -297,7 +328,12 @@ describe('tampering is detected', () => {
 
     await t.registry.publish(manifestBytes('other-4'), t.publisher);
     const grown = await auditWithStateFile({ registry: t.url, stateFile: file });
-    expect(grown).toMatchObject({ ok: false, consistency: 'refused', checkpoint: { size: 6 }, entries: { checked: 0 } });
+    expect(grown).toMatchObject({
+      ok: false,
+      consistency: 'refused',
+      checkpoint: { size: 6 },
+      entries: { checked: 0 },
+    });
     expect(codes(grown)).toEqual(['LOG_FORK']);
     expect(grown.problems[0]!.message).toMatch(/not consistent with the remembered size 5/);
     expect(readFileSync(file).equals(remembered)).toBe(true);
@@ -310,7 +346,13 @@ describe('tampering is detected', () => {
     const state = await passingState();
     await publishMany(t, 'l', 3);
     const lying = proxyFetch((path, response) =>
-      path === '/v1/log/proof/consistency' ? Response.json({ from: 1, to: 4, hashes: [Buffer.alloc(32, 1).toString('base64'), Buffer.alloc(32, 2).toString('base64')] }) : response,
+      path === '/v1/log/proof/consistency'
+        ? Response.json({
+            from: 1,
+            to: 4,
+            hashes: [Buffer.alloc(32, 1).toString('base64'), Buffer.alloc(32, 2).toString('base64')],
+          })
+        : response,
     );
     const { report } = await auditOnce(state, { fetch: lying });
     expect(report.consistency).toBe('refused');
@@ -337,14 +379,20 @@ describe('keys and entry shapes', () => {
     await publishMany(t, 'k', 2);
     const kid = t.registry.activeKid;
     const jwksRewrite = (edit: (jwks: Jwks) => Jwks): typeof fetch =>
-      proxyFetch(async (path, response) => (path === '/.well-known/jwks.json' ? Response.json(edit((await response.json()) as Jwks)) : response));
+      proxyFetch(async (path, response) =>
+        path === '/.well-known/jwks.json' ? Response.json(edit((await response.json()) as Jwks)) : response,
+      );
     const missing = await auditOnce(undefined, { fetch: jwksRewrite(() => ({ keys: [] })) });
     expect(codes(missing.report)).toEqual(['KEY_ENTRY_INVALID', 'UNKNOWN_KEY']);
-    const expired = await auditOnce(undefined, { fetch: jwksRewrite((jwks) => ({ keys: jwks.keys.map((key) => ({ ...key, exp: key.nbf })) })) });
+    const expired = await auditOnce(undefined, {
+      fetch: jwksRewrite((jwks) => ({ keys: jwks.keys.map((key) => ({ ...key, exp: key.nbf })) })),
+    });
     expect(codes(expired.report)).toEqual(['KEY_NOT_VALID']);
     // Another last character (the kid is random: a fixed replacement is a no-op one time in 64).
     const otherKid = `${kid.slice(0, -1)}${kid.endsWith('A') ? 'B' : 'A'}`;
-    const renamed = await auditOnce(undefined, { fetch: jwksRewrite((jwks) => ({ keys: jwks.keys.map((key) => ({ ...key, kid: otherKid })) })) });
+    const renamed = await auditOnce(undefined, {
+      fetch: jwksRewrite((jwks) => ({ keys: jwks.keys.map((key) => ({ ...key, kid: otherKid })) })),
+    });
     expect(codes(renamed.report)).toEqual(['JWKS_INVALID', 'KEY_ENTRY_INVALID', 'UNKNOWN_KEY']);
   });
 
@@ -353,18 +401,43 @@ describe('keys and entry shapes', () => {
     // A second key slipped into the JWKS without a key entry, used to sign a statement over existing bytes.
     const published = await t.registry.publish(manifestBytes('real'), t.publisher);
     const secret = generateSigningKey(join(t.dir, 'keys'));
-    t.registry.store.insertSigningKey({ kid: secret.kid, publicJwk: JSON.stringify(secret.publicJwk), notBefore: 0, notAfter: 1, logIndex: null });
+    t.registry.store.insertSigningKey({
+      kid: secret.kid,
+      publicJwk: JSON.stringify(secret.publicJwk),
+      notBefore: 0,
+      notAfter: 1,
+      logIndex: null,
+    });
     const statement = buildPublishStatement({
       name: `${manifestBytesName('real')}-shadow`,
       version: '1.0.0',
       digest: published.record.digest as `sha256:${string}`,
-      predicate: { registry: 'x', publisher: 'x', storedAt: new Date(0).toISOString(), policy: 'x', size: 1, previousDigest: null },
+      predicate: {
+        registry: 'x',
+        publisher: 'x',
+        storedAt: new Date(0).toISOString(),
+        policy: 'x',
+        size: 1,
+        previousDigest: null,
+      },
     });
     const enc = (value: unknown): Uint8Array => canonicalizeToBytes(value as JsonValue);
     t.registry.store.transaction(() => {
       t.registry.log.appendLeaf('attestation', signStatement(statement, secret));
-      t.registry.log.appendLeaf('key', enc({ type: 'toolseal.key/v1', kid: secret.kid.replace(/^./, secret.kid.startsWith('Z') ? 'Y' : 'Z'), publicJwk: secret.publicJwk, notBefore: 0, retires: null }));
-      t.registry.log.appendLeaf('yank', enc({ type: 'toolseal.yank/v1', subject: 'nope', digest: 'sha256:00', reason: '', yankedAt: 'yesterday' }));
+      t.registry.log.appendLeaf(
+        'key',
+        enc({
+          type: 'toolseal.key/v1',
+          kid: secret.kid.replace(/^./, secret.kid.startsWith('Z') ? 'Y' : 'Z'),
+          publicJwk: secret.publicJwk,
+          notBefore: 0,
+          retires: null,
+        }),
+      );
+      t.registry.log.appendLeaf(
+        'yank',
+        enc({ type: 'toolseal.yank/v1', subject: 'nope', digest: 'sha256:00', reason: '', yankedAt: 'yesterday' }),
+      );
       t.registry.log.appendLeaf('yank', enc({ type: 'something/v1' }));
       t.registry.log.appendLeaf('yank', new TextEncoder().encode('{"b":1, "a":2}'));
     });

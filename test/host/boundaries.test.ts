@@ -6,7 +6,8 @@ import { dirname, join, normalize, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { repoRoot } from './helpers.ts';
 
-const IMPORT = /(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\s*\(\s*['"]([^'"]+)['"]\s*\)|^\s*import\s*['"]([^'"]+)['"]/gm;
+const IMPORT =
+  /(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\s*\(\s*['"]([^'"]+)['"]\s*\)|^\s*import\s*['"]([^'"]+)['"]/gm;
 const FORBIDDEN_FOLDERS = ['src/store/', 'src/http/', 'src/registry/', 'src/cli/'];
 const FORBIDDEN_PACKAGES = /^(?:better-sqlite3|drizzle-orm|drizzle-kit|hono|@hono\/)/;
 
@@ -34,7 +35,9 @@ describe('host boundaries', () => {
       .map((name) => relative(repoRoot, join(repoRoot, 'src', 'host', name)));
     const { files, packages } = reachable(entries);
     expect(files.has('src/host/index.ts')).toBe(true);
-    expect(files.has('src/log/merkle.ts') && files.has('src/attest/jws.ts') && files.has('src/pipeline/parse.ts')).toBe(true);
+    expect(files.has('src/log/merkle.ts') && files.has('src/attest/jws.ts') && files.has('src/pipeline/parse.ts')).toBe(
+      true,
+    );
     expect([...files].filter((file) => FORBIDDEN_FOLDERS.some((folder) => file.startsWith(folder)))).toEqual([]);
     expect([...packages.keys()].filter((name) => FORBIDDEN_PACKAGES.test(name))).toEqual([]);
   });

@@ -10,10 +10,22 @@ import { fixtureCommand, jsonLines, runToolseal } from '../fixtures/guard-env.ts
 import { FIXTURE_MANIFEST_NAME, fixtureTools } from '../fixtures/mcp-tools.ts';
 
 const capture = (mode: Parameters<typeof fixtureCommand>[0], extra: string[] = [], fixtureArgs: string[] = []) =>
-  runToolseal(['manifest', 'capture', '--name', FIXTURE_MANIFEST_NAME, '--version', '2.1.0', ...extra, '--', ...fixtureCommand(mode, fixtureArgs)]);
+  runToolseal([
+    'manifest',
+    'capture',
+    '--name',
+    FIXTURE_MANIFEST_NAME,
+    '--version',
+    '2.1.0',
+    ...extra,
+    '--',
+    ...fixtureCommand(mode, fixtureArgs),
+  ]);
 
 /** What the faithful fixture's tools become in the pipeline (the expected signed tools). */
-const expected = runPipeline(Buffer.from(JSON.stringify({ name: FIXTURE_MANIFEST_NAME, version: '2.1.0', tools: fixtureTools })));
+const expected = runPipeline(
+  Buffer.from(JSON.stringify({ name: FIXTURE_MANIFEST_NAME, version: '2.1.0', tools: fixtureTools })),
+);
 
 let dir: string;
 beforeAll(async () => {
@@ -60,7 +72,14 @@ describe('toolseal manifest capture', () => {
     const file = join(dir, 'draft.json');
     const result = await capture('faithful', ['-o', file]);
     expect(result.code, result.stderr).toBe(0);
-    expect(JSON.parse(result.stdout)).toEqual({ file, name: FIXTURE_MANIFEST_NAME, version: '2.1.0', tools: 4, digest: expected.digest, renamedTools: [] });
+    expect(JSON.parse(result.stdout)).toEqual({
+      file,
+      name: FIXTURE_MANIFEST_NAME,
+      version: '2.1.0',
+      tools: 4,
+      digest: expected.digest,
+      renamedTools: [],
+    });
     expect(runPipeline(await readFile(file)).digest).toBe(expected.digest);
   });
 
@@ -74,16 +93,36 @@ describe('toolseal manifest capture', () => {
   });
 
   it('refuses a draft that is not a manifest (a bad version) and usage errors', async () => {
-    const bad = await runToolseal(['manifest', 'capture', '--name', FIXTURE_MANIFEST_NAME, '--version', 'latest', '--', ...fixtureCommand('faithful')]);
+    const bad = await runToolseal([
+      'manifest',
+      'capture',
+      '--name',
+      FIXTURE_MANIFEST_NAME,
+      '--version',
+      'latest',
+      '--',
+      ...fixtureCommand('faithful'),
+    ]);
     expect(bad.code).toBe(1);
     expect(jsonLines(bad.stderr)).toMatchObject([{ code: 'INVALID_MANIFEST', pointer: '/version' }]);
     expect(bad.stderr).not.toContain('fixture: started');
-    expect((await runToolseal(['manifest', 'capture', '--version', '1.0.0', '--', ...fixtureCommand('faithful')])).code).toBe(2);
+    expect(
+      (await runToolseal(['manifest', 'capture', '--version', '1.0.0', '--', ...fixtureCommand('faithful')])).code,
+    ).toBe(2);
     expect((await runToolseal(['manifest', 'nope'])).code).toBe(2);
   });
 
   it('a server that cannot be started is an error, not a draft', async () => {
-    const result = await runToolseal(['manifest', 'capture', '--name', FIXTURE_MANIFEST_NAME, '--version', '1.0.0', '--', join(dir, 'no-such-server')]);
+    const result = await runToolseal([
+      'manifest',
+      'capture',
+      '--name',
+      FIXTURE_MANIFEST_NAME,
+      '--version',
+      '1.0.0',
+      '--',
+      join(dir, 'no-such-server'),
+    ]);
     expect(result.code).not.toBe(0);
     expect(result.stdout).toBe('');
     expect(jsonLines(result.stderr).length).toBeGreaterThan(0);

@@ -27,12 +27,18 @@ interface Run {
 /** Run the CLI asynchronously (the registries answer from this process's event loop). */
 function toolseal(args: string[], options: { cwd: string; env?: Record<string, string> }): Promise<Run> {
   const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) if (value !== undefined && !key.startsWith('TOOLSEAL_')) env[key] = value;
+  for (const [key, value] of Object.entries(process.env))
+    if (value !== undefined && !key.startsWith('TOOLSEAL_')) env[key] = value;
   return new Promise((resolve) => {
-    execFile(process.execPath, [join(repoRoot, 'bin', 'toolseal.js'), ...args], { cwd: options.cwd, env: { ...env, ...options.env }, timeout: 60_000 }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
-      resolve({ code, stdout: String(stdout), stderr: String(stderr) });
-    });
+    execFile(
+      process.execPath,
+      [join(repoRoot, 'bin', 'toolseal.js'), ...args],
+      { cwd: options.cwd, env: { ...env, ...options.env }, timeout: 60_000 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
+        resolve({ code, stdout: String(stdout), stderr: String(stderr) });
+      },
+    );
   });
 }
 
@@ -56,7 +62,9 @@ beforeAll(async () => {
   contacts = await real.publish(manifestFile('contacts-refs'));
   // A second registry that signs different content under the same name@version (valid keys, valid log).
   impostor = await startRegistry('http://impostor.test');
-  await impostor.publish(manifestVariant('payments', { description: 'Acme payments. Also forwards card data to a third party.' }));
+  await impostor.publish(
+    manifestVariant('payments', { description: 'Acme payments. Also forwards card data to a third party.' }),
+  );
   fake = await startFakeRegistry(real.url);
 });
 
@@ -76,14 +84,27 @@ describe('toolseal pin, verify, get', () => {
     const pinned = await toolseal(['pin', REF, '--registry', real.url], { cwd });
     expect(pinned.stderr).toBe('');
     expect(pinned.code).toBe(0);
-    expect(jsonLine(pinned.stdout)).toMatchObject({ pinned: true, change: 'added', name: 'io.github.acme/payments', version: '1.2.0', digest: payments.record.digest });
+    expect(jsonLine(pinned.stdout)).toMatchObject({
+      pinned: true,
+      change: 'added',
+      name: 'io.github.acme/payments',
+      version: '1.2.0',
+      digest: payments.record.digest,
+    });
 
     const lockText = readFileSync(join(cwd, 'toolseal.lock'), 'utf8');
     expect(formatLockfile(parseLockfile(lockText))).toBe(lockText);
     expect(parseLockfile(lockText)).toEqual({
       lockfileVersion: 1,
       registry: real.url,
-      manifests: { [REF]: { digest: payments.record.digest, kid: payments.record.kid, logIndex: payments.record.logIndex, registry: real.url } },
+      manifests: {
+        [REF]: {
+          digest: payments.record.digest,
+          kid: payments.record.kid,
+          logIndex: payments.record.logIndex,
+          registry: real.url,
+        },
+      },
     });
 
     const again = await toolseal(['pin', REF, '--registry', real.url], { cwd });
@@ -92,7 +113,12 @@ describe('toolseal pin, verify, get', () => {
 
     const verified = await toolseal(['verify', REF, '--registry', real.url, '--locked'], { cwd });
     expect(verified.code).toBe(0);
-    expect(jsonLine(verified.stdout)).toMatchObject({ verified: true, locked: true, digest: payments.record.digest, logIndex: payments.record.logIndex });
+    expect(jsonLine(verified.stdout)).toMatchObject({
+      verified: true,
+      locked: true,
+      digest: payments.record.digest,
+      logIndex: payments.record.logIndex,
+    });
 
     // The impostor's bytes are validly signed and logged (verify without --locked accepts them)...
     const unlocked = await toolseal(['verify', REF, '--registry', impostor.url], { cwd });
@@ -112,7 +138,8 @@ describe('toolseal pin, verify, get', () => {
     const contactsAttestation = Buffer.from(contacts.record.attestation);
     fake.rewrite = (path, response) => {
       if (path === '/v1/manifests/io.github.acme/payments/1.2.0') return { ...response, body: contactsBytes };
-      if (path === '/v1/manifests/io.github.acme/payments/1.2.0/attestation') return { ...response, body: contactsAttestation };
+      if (path === '/v1/manifests/io.github.acme/payments/1.2.0/attestation')
+        return { ...response, body: contactsAttestation };
       return response;
     };
     const refused = await toolseal(['verify', REF, '--registry', fake.url, '--locked'], { cwd });
@@ -129,10 +156,22 @@ describe('toolseal pin, verify, get', () => {
     const noLock = await toolseal(['verify', REF, '--registry', real.url, '--locked'], { cwd });
     expect(noLock.code).toBe(1);
     expect(jsonLine(noLock.stderr)).toMatchObject({ code: 'PIN_MISMATCH' });
-    expect((await toolseal(['pin', 'io.github.acme/contacts@2.0.0', '--registry', real.url, '--lock', 'custom.lock'], { cwd })).code).toBe(0);
-    const noEntry = await toolseal(['verify', REF, '--registry', real.url, '--locked', '--lock', 'custom.lock'], { cwd });
+    expect(
+      (
+        await toolseal(['pin', 'io.github.acme/contacts@2.0.0', '--registry', real.url, '--lock', 'custom.lock'], {
+          cwd,
+        })
+      ).code,
+    ).toBe(0);
+    const noEntry = await toolseal(['verify', REF, '--registry', real.url, '--locked', '--lock', 'custom.lock'], {
+      cwd,
+    });
     expect(noEntry.code).toBe(1);
-    expect(jsonLine(noEntry.stderr)).toEqual({ code: 'PIN_MISMATCH', message: expect.any(String), pointer: '/manifests/io.github.acme~1payments@1.2.0' });
+    expect(jsonLine(noEntry.stderr)).toEqual({
+      code: 'PIN_MISMATCH',
+      message: expect.any(String),
+      pointer: '/manifests/io.github.acme~1payments@1.2.0',
+    });
   });
 
   it('get -o writes exactly the verified bytes, atomically; registry from TOOLSEAL_REGISTRY', async () => {
@@ -141,7 +180,9 @@ describe('toolseal pin, verify, get', () => {
     expect(got.stderr).toBe('');
     expect(got.code).toBe(0);
     expect(jsonLine(got.stdout)).toMatchObject({ written: 'payments.json', digest: payments.record.digest });
-    expect(Buffer.from(readFileSync(join(cwd, 'payments.json'))).equals(Buffer.from(canonicalOf(manifestFile('payments'))))).toBe(true);
+    expect(
+      Buffer.from(readFileSync(join(cwd, 'payments.json'))).equals(Buffer.from(canonicalOf(manifestFile('payments')))),
+    ).toBe(true);
   });
 
   it('get --locked against a registry serving other bytes writes nothing and exits 1 with PIN_MISMATCH', async () => {
@@ -170,13 +211,19 @@ describe('toolseal pin, verify, get', () => {
     expect(tampered.code).toBe(1);
     expect(jsonLine(tampered.stderr)).toMatchObject({ code: 'DIGEST_MISMATCH' });
 
-    const foreign = await toolseal(['verify', REF, '--registry', real.url, '--log-key', impostor.registry.log.verifierString], { cwd });
+    const foreign = await toolseal(
+      ['verify', REF, '--registry', real.url, '--log-key', impostor.registry.log.verifierString],
+      { cwd },
+    );
     expect(foreign.code).toBe(1);
     expect(jsonLine(foreign.stderr)).toMatchObject({ code: 'NOT_IN_LOG' });
 
     const pinnedKeys = join(cwd, 'jwks.json');
     writeFileSync(pinnedKeys, JSON.stringify(real.registry.jwks()));
-    const pinnedOk = await toolseal(['verify', REF, '--registry', real.url, '--jwks', pinnedKeys, '--log-key', real.registry.log.verifierString], { cwd });
+    const pinnedOk = await toolseal(
+      ['verify', REF, '--registry', real.url, '--jwks', pinnedKeys, '--log-key', real.registry.log.verifierString],
+      { cwd },
+    );
     expect(pinnedOk.code).toBe(0);
 
     const usage = await toolseal(['verify', 'io.github.acme/payments@latest', '--registry', real.url], { cwd });

@@ -33,7 +33,9 @@ function refusedAt(signed: Uint8Array, dispatch: unknown, pointer: string): void
 describe('verifyDispatch: what passes', () => {
   it('the signed object itself, parsed from the signed bytes', () => {
     expect(() => verifyDispatch(paymentsSigned, parse(paymentsSigned))).not.toThrow();
-    expect(() => verifyDispatch(contactsSigned, parse(contactsSigned), { expectedDigest: computeDigest(contactsSigned) })).not.toThrow();
+    expect(() =>
+      verifyDispatch(contactsSigned, parse(contactsSigned), { expectedDigest: computeDigest(contactsSigned) }),
+    ).not.toThrow();
   });
 
   it('host annotations under _host_meta (top level and inside tools) are the declared unsigned envelope', () => {
@@ -49,10 +51,14 @@ describe('verifyDispatch: what passes', () => {
   it('100.0, 1e2-style and 100 are one JCS value: number spelling passes', () => {
     const text = Buffer.from(paymentsSigned).toString('utf8');
     expect(text).toContain('"maximum":50000');
-    const respelled = text.replaceAll('"maximum":50000', '"maximum":50000.0').replaceAll('"minimum":1,', '"minimum":1e0,');
+    const respelled = text
+      .replaceAll('"maximum":50000', '"maximum":50000.0')
+      .replaceAll('"minimum":1,', '"minimum":1e0,');
     expect(respelled).not.toBe(text);
     expect(() => verifyDispatch(paymentsSigned, JSON.parse(respelled))).not.toThrow();
-    expect(() => verifyDispatch(paymentsSigned, JSON.parse(text.replaceAll('"maximum":50000', '"maximum":5e4')))).not.toThrow();
+    expect(() =>
+      verifyDispatch(paymentsSigned, JSON.parse(text.replaceAll('"maximum":50000', '"maximum":5e4'))),
+    ).not.toThrow();
   });
 
   it('another key order passes (JCS sorts keys)', () => {
@@ -73,7 +79,8 @@ describe('verifyDispatch: each mutation is DISPATCH_MISMATCH at its exact pointe
 
   it('a default filled in by the host', () => {
     const dispatch = parse(paymentsSigned);
-    (dispatch.tools[0]!.inputSchema['properties'] as Record<string, Record<string, unknown>>)['currency']!['default'] = 'USD';
+    (dispatch.tools[0]!.inputSchema['properties'] as Record<string, Record<string, unknown>>)['currency']!['default'] =
+      'USD';
     refusedAt(paymentsSigned, dispatch, '/tools/0/inputSchema/properties/currency/default');
   });
 
@@ -85,7 +92,12 @@ describe('verifyDispatch: each mutation is DISPATCH_MISMATCH at its exact pointe
 
   it('a re-resolved $ref: sibling-wins merging instead of allOf', () => {
     const dispatch = parse(contactsSigned);
-    const contact = (dispatch.tools[0]!.inputSchema['properties'] as Record<string, Record<string, Record<string, Record<string, unknown>>>>)['contact']!;
+    const contact = (
+      dispatch.tools[0]!.inputSchema['properties'] as Record<
+        string,
+        Record<string, Record<string, Record<string, unknown>>>
+      >
+    )['contact']!;
     const work = contact['properties']!['work']!;
     const [address] = work['allOf'] as Record<string, unknown>[];
     contact['properties']!['work'] = { ...address, description: work['description'] };
@@ -107,12 +119,17 @@ describe('verifyDispatch: each mutation is DISPATCH_MISMATCH at its exact pointe
   });
 
   it('a changed number (not a respelling)', () => {
-    const dispatch = JSON.parse(Buffer.from(paymentsSigned).toString('utf8').replace('"maximum":50000', '"maximum":50001')) as Doc;
+    const dispatch = JSON.parse(
+      Buffer.from(paymentsSigned).toString('utf8').replace('"maximum":50000', '"maximum":50001'),
+    ) as Doc;
     refusedAt(paymentsSigned, dispatch, '/tools/0/inputSchema/properties/amount_minor/maximum');
   });
 
   it('signed bytes that are not the expected digest are DIGEST_MISMATCH', () => {
-    throwsWithCode(() => verifyDispatch(paymentsSigned, parse(paymentsSigned), { expectedDigest: computeDigest(contactsSigned) }), 'DIGEST_MISMATCH');
+    throwsWithCode(
+      () => verifyDispatch(paymentsSigned, parse(paymentsSigned), { expectedDigest: computeDigest(contactsSigned) }),
+      'DIGEST_MISMATCH',
+    );
   });
 });
 
@@ -173,6 +190,10 @@ describe('checkPresentedTool: a live server tool vs its signed tool', () => {
   it('a tool the signed manifest does not have is unknown-tool', () => {
     const tool = presented('payments', 0);
     tool['name'] = 'transfer_all_funds';
-    expect(checkPresentedTool(signedPayments, tool)).toMatchObject({ ok: false, reason: 'unknown-tool', pointer: '/name' });
+    expect(checkPresentedTool(signedPayments, tool)).toMatchObject({
+      ok: false,
+      reason: 'unknown-tool',
+      pointer: '/name',
+    });
   });
 });

@@ -109,7 +109,9 @@ describe('fetchVerified: success', () => {
     expect(result.digest).toBe(payments.record.digest);
     expect(fake.requests.some((path) => path.includes('jwks') || path.includes('/log/key'))).toBe(false);
     const keys = real.registry.jwks().keys;
-    await expect(fetchVerified(real.url, `${PAYMENTS}@1.2.0`, { pinnedKeys: keys })).resolves.toMatchObject({ digest: payments.record.digest });
+    await expect(fetchVerified(real.url, `${PAYMENTS}@1.2.0`, { pinnedKeys: keys })).resolves.toMatchObject({
+      digest: payments.record.digest,
+    });
   });
 
   it('a matching pin (expectedDigest or lock entry) passes', async () => {
@@ -169,14 +171,17 @@ describe('fetchVerified: refusals, each with its code', () => {
     await rejectsWithCode(fetchVerified(real.url, `${PAYMENTS}@1.2.0`, { jwks: other.registry.jwks() }), 'UNKNOWN_KEY');
     // The fake registry serves another registry's JWKS.
     const otherJwks = Buffer.from(JSON.stringify(other.registry.jwks()));
-    fake.rewrite = (path, response) => (path === '/.well-known/jwks.json' ? { ...response, body: otherJwks } : response);
+    fake.rewrite = (path, response) =>
+      path === '/.well-known/jwks.json' ? { ...response, body: otherJwks } : response;
     await rejectsWithCode(fetchVerified(fake.url, `${PAYMENTS}@1.2.0`), 'UNKNOWN_KEY');
   });
 
   it("a JWKS entry whose kid is not its key's thumbprint is ignored (UNKNOWN_KEY)", async () => {
     const { publicKey } = generateKeyPairSync('ed25519');
     const x = String(publicKey.export({ format: 'jwk' }).x);
-    const forged: Jwks = { keys: [{ kty: 'OKP', crv: 'Ed25519', x, kid: real.registry.activeKid, alg: 'EdDSA', use: 'sig', nbf: 0 }] };
+    const forged: Jwks = {
+      keys: [{ kty: 'OKP', crv: 'Ed25519', x, kid: real.registry.activeKid, alg: 'EdDSA', use: 'sig', nbf: 0 }],
+    };
     expect(computeKid({ crv: 'Ed25519', x })).not.toBe(real.registry.activeKid);
     await rejectsWithCode(fetchVerified(real.url, `${PAYMENTS}@1.2.0`, { jwks: forged }), 'UNKNOWN_KEY');
   });
@@ -187,7 +192,10 @@ describe('fetchVerified: refusals, each with its code', () => {
       const jws = jsonBody(response) as { signature: string };
       const middle = 20;
       const flipped = jws.signature[middle] === 'A' ? 'B' : 'A';
-      return withJson(response, { ...jws, signature: jws.signature.slice(0, middle) + flipped + jws.signature.slice(middle + 1) });
+      return withJson(response, {
+        ...jws,
+        signature: jws.signature.slice(0, middle) + flipped + jws.signature.slice(middle + 1),
+      });
     };
     await rejectsWithCode(fetchVerified(fake.url, `${PAYMENTS}@1.2.0`, pinned(real)), 'SIGNATURE_INVALID');
   });
@@ -196,7 +204,9 @@ describe('fetchVerified: refusals, each with its code', () => {
     fake.rewrite = (path, response) => {
       if (path !== attestationPath('1.2.0')) return response;
       const jws = jsonBody(response) as { payload: string };
-      const statement = JSON.parse(Buffer.from(jws.payload, 'base64url').toString('utf8')) as { predicate: { publisher: string } };
+      const statement = JSON.parse(Buffer.from(jws.payload, 'base64url').toString('utf8')) as {
+        predicate: { publisher: string };
+      };
       statement.predicate.publisher = 'io.github.mallory';
       return withJson(response, { ...jws, payload: Buffer.from(JSON.stringify(statement)).toString('base64url') });
     };
@@ -211,17 +221,26 @@ describe('fetchVerified: refusals, each with its code', () => {
     const expired: JwksKey = { ...key, nbf: storedAtSeconds - 3600, exp: storedAtSeconds };
     await rejectsWithCode(fetchVerified(real.url, `${PAYMENTS}@1.2.0`, { jwks: { keys: [expired] } }), 'KEY_NOT_VALID');
     const { nbf: _nbf, ...noWindow } = key;
-    await rejectsWithCode(fetchVerified(real.url, `${PAYMENTS}@1.2.0`, { jwks: { keys: [noWindow as JwksKey] } }), 'KEY_NOT_VALID');
+    await rejectsWithCode(
+      fetchVerified(real.url, `${PAYMENTS}@1.2.0`, { jwks: { keys: [noWindow as JwksKey] } }),
+      'KEY_NOT_VALID',
+    );
   });
 
   it('no inclusion proof (the binding is missing, or has none) is NOT_IN_LOG', async () => {
-    fake.rewrite = (path, response) => (path.startsWith('/v1/attestations/') ? { ...response, status: 404, body: Buffer.from('{"code":"NOT_FOUND"}') } : response);
+    fake.rewrite = (path, response) =>
+      path.startsWith('/v1/attestations/')
+        ? { ...response, status: 404, body: Buffer.from('{"code":"NOT_FOUND"}') }
+        : response;
     const missing = await rejectsWithCode(fetchVerified(fake.url, `${PAYMENTS}@1.2.0`, pinned(real)), 'NOT_IN_LOG');
     expect(missing.message).toMatch(/no inclusion proof/);
     fake.rewrite = (path, response) => {
       if (!path.startsWith('/v1/attestations/')) return response;
       const body = jsonBody(response) as { bindings: Record<string, unknown>[] };
-      return withJson(response, { ...body, bindings: body.bindings.map(({ inclusionProof: _dropped, ...rest }) => rest) });
+      return withJson(response, {
+        ...body,
+        bindings: body.bindings.map(({ inclusionProof: _dropped, ...rest }) => rest),
+      });
     };
     await rejectsWithCode(fetchVerified(fake.url, `${PAYMENTS}@1.2.0`, pinned(real)), 'NOT_IN_LOG');
   });
@@ -244,7 +263,9 @@ describe('fetchVerified: refusals, each with its code', () => {
     for (const mutate of mutations) {
       fake.rewrite = (path, response) => {
         if (!path.startsWith('/v1/attestations/')) return response;
-        const body = jsonBody(response) as { bindings: { logIndex: number; inclusionProof: { index: number; size: number; hashes: string[] } }[] };
+        const body = jsonBody(response) as {
+          bindings: { logIndex: number; inclusionProof: { index: number; size: number; hashes: string[] } }[];
+        };
         for (const binding of body.bindings) {
           mutate(binding.inclusionProof);
           binding.logIndex = binding.inclusionProof.index;
@@ -268,7 +289,10 @@ describe('fetchVerified: refusals, each with its code', () => {
   it('a checkpoint signed by another log key is NOT_IN_LOG (pinned log key; forged note with the same origin)', async () => {
     // 1. The genuine checkpoint, but the host pins another log's key.
     await rejectsWithCode(
-      fetchVerified(real.url, `${PAYMENTS}@1.2.0`, { jwks: real.registry.jwks(), logKey: other.registry.log.verifierString }),
+      fetchVerified(real.url, `${PAYMENTS}@1.2.0`, {
+        jwks: real.registry.jwks(),
+        logKey: other.registry.log.verifierString,
+      }),
       'NOT_IN_LOG',
     );
     // 2. The fake registry re-signs the genuine checkpoint text with its own key under the real origin, and serves
@@ -276,11 +300,15 @@ describe('fetchVerified: refusals, each with its code', () => {
     const { privateKey } = generateKeyPairSync('ed25519');
     const origin = real.registry.log.origin;
     fake.rewrite = (path, response) => {
-      if (path === '/v1/log/key') return { ...response, body: Buffer.from(formatVerifierString(origin, privateKey) + '\n') };
+      if (path === '/v1/log/key')
+        return { ...response, body: Buffer.from(formatVerifierString(origin, privateKey) + '\n') };
       if (!path.startsWith('/v1/attestations/')) return response;
       const body = jsonBody(response) as { bindings: { inclusionProof: { checkpoint: string } }[] };
       for (const binding of body.bindings) {
-        binding.inclusionProof.checkpoint = signNote(parseNote(binding.inclusionProof.checkpoint).body, { name: origin, privateKey });
+        binding.inclusionProof.checkpoint = signNote(parseNote(binding.inclusionProof.checkpoint).body, {
+          name: origin,
+          privateKey,
+        });
       }
       return withJson(response, body);
     };
@@ -288,7 +316,9 @@ describe('fetchVerified: refusals, each with its code', () => {
     expect(forged.message).toMatch(/not signed by the log key/);
     // Trust on first use: with nothing pinned, a registry that controls both the note and the key is believed.
     // This is the documented limit of TOFU; the bytes and the attestation are still the genuine ones.
-    await expect(fetchVerified(fake.url, `${PAYMENTS}@1.2.0`, { jwks: real.registry.jwks() })).resolves.toMatchObject({ digest: payments.record.digest });
+    await expect(fetchVerified(fake.url, `${PAYMENTS}@1.2.0`, { jwks: real.registry.jwks() })).resolves.toMatchObject({
+      digest: payments.record.digest,
+    });
   });
 
   it('a checkpoint of another log (validly signed by its own key) is NOT_IN_LOG', async () => {
@@ -308,45 +338,72 @@ describe('fetchVerified: refusals, each with its code', () => {
     await rejectsWithCode(fetchVerified(real.url, `${PAYMENTS}@1.2.0`, { lock: { digest: wrongPin } }), 'PIN_MISMATCH');
     // Another registry that signs different bytes under the same name@version: all its evidence is valid.
     await expect(fetchVerified(other.url, `${PAYMENTS}@1.2.0`)).resolves.toBeDefined();
-    await rejectsWithCode(fetchVerified(other.url, `${PAYMENTS}@1.2.0`, { expectedDigest: payments.record.digest as Sha256Digest }), 'PIN_MISMATCH');
+    await rejectsWithCode(
+      fetchVerified(other.url, `${PAYMENTS}@1.2.0`, { expectedDigest: payments.record.digest as Sha256Digest }),
+      'PIN_MISMATCH',
+    );
   });
 });
 
 describe('fetchVerified: transport limits', () => {
   it('a response over the size limit is FETCH_FAILED', async () => {
-    const error = await rejectsWithCode(fetchVerified(real.url, `${PAYMENTS}@1.2.0`, { maxResponseBytes: 512 }), 'FETCH_FAILED');
+    const error = await rejectsWithCode(
+      fetchVerified(real.url, `${PAYMENTS}@1.2.0`, { maxResponseBytes: 512 }),
+      'FETCH_FAILED',
+    );
     expect(error.message).toMatch(/limit/);
     // Without a Content-Length the streamed body is still cut off at the limit.
-    fake.rewrite = (path, response) => (path === manifestPath('1.2.0') ? { ...response, body: Buffer.alloc(4096, 0x20) } : response);
+    fake.rewrite = (path, response) =>
+      path === manifestPath('1.2.0') ? { ...response, body: Buffer.alloc(4096, 0x20) } : response;
     await rejectsWithCode(fetchVerified(fake.url, `${PAYMENTS}@1.2.0`, { maxResponseBytes: 1024 }), 'FETCH_FAILED');
   });
 
   it('a registry that never answers is FETCH_FAILED after the timeout', async () => {
     fake.rewrite = (path, response) => (path === manifestPath('1.2.0') ? 'hang' : response);
     const started = Date.now();
-    const error = await rejectsWithCode(fetchVerified(fake.url, `${PAYMENTS}@1.2.0`, { timeoutMs: 300 }), 'FETCH_FAILED');
+    const error = await rejectsWithCode(
+      fetchVerified(fake.url, `${PAYMENTS}@1.2.0`, { timeoutMs: 300 }),
+      'FETCH_FAILED',
+    );
     expect(error.message).toMatch(/300 ms/);
     expect(Date.now() - started).toBeLessThan(5000);
   });
 
   it('an unreachable registry is FETCH_FAILED; an unknown version is NOT_FOUND; a server error is FETCH_FAILED', async () => {
-    await rejectsWithCode(fetchVerified('http://127.0.0.1:9', `${PAYMENTS}@1.2.0`, { timeoutMs: 2000 }), 'FETCH_FAILED');
+    await rejectsWithCode(
+      fetchVerified('http://127.0.0.1:9', `${PAYMENTS}@1.2.0`, { timeoutMs: 2000 }),
+      'FETCH_FAILED',
+    );
     await rejectsWithCode(fetchVerified(real.url, `${PAYMENTS}@9.9.9`), 'NOT_FOUND');
     fake.rewrite = (path, response) =>
-      path === manifestPath('1.2.0') ? { ...response, status: 500, body: Buffer.from('{"code":"SIGNATURE_INVALID"}') } : response;
+      path === manifestPath('1.2.0')
+        ? { ...response, status: 500, body: Buffer.from('{"code":"SIGNATURE_INVALID"}') }
+        : response;
     await rejectsWithCode(fetchVerified(fake.url, `${PAYMENTS}@1.2.0`), 'FETCH_FAILED');
   });
 
   it('a redirect is not followed (FETCH_FAILED)', async () => {
     fake.rewrite = (path, response) =>
-      path === manifestPath('1.2.0') ? { status: 302, headers: { location: `${real.url}${manifestPath('1.3.0')}` }, body: Buffer.alloc(0) } : response;
+      path === manifestPath('1.2.0')
+        ? { status: 302, headers: { location: `${real.url}${manifestPath('1.3.0')}` }, body: Buffer.alloc(0) }
+        : response;
     await rejectsWithCode(fetchVerified(fake.url, `${PAYMENTS}@1.2.0`), 'FETCH_FAILED');
   });
 
   it('references must be name@exact-version or sha256:<hex>', () => {
     expect(parseManifestRef(`${PAYMENTS}@1.2.0`)).toEqual({ kind: 'version', name: PAYMENTS, version: '1.2.0' });
-    expect(parseManifestRef(`sha256:${'a'.repeat(64)}`)).toEqual({ kind: 'digest', digest: `sha256:${'a'.repeat(64)}` });
-    for (const bad of [`${PAYMENTS}@latest`, `${PAYMENTS}@^1.2.0`, PAYMENTS, 'payments@1.2.0', `sha256:${'A'.repeat(64)}`, `${PAYMENTS}@1.2`]) {
+    expect(parseManifestRef(`sha256:${'a'.repeat(64)}`)).toEqual({
+      kind: 'digest',
+      digest: `sha256:${'a'.repeat(64)}`,
+    });
+    for (const bad of [
+      `${PAYMENTS}@latest`,
+      `${PAYMENTS}@^1.2.0`,
+      PAYMENTS,
+      'payments@1.2.0',
+      `sha256:${'A'.repeat(64)}`,
+      `${PAYMENTS}@1.2`,
+    ]) {
       throwsWithCode(() => parseManifestRef(bad), 'BAD_REQUEST');
     }
   });
@@ -383,20 +440,44 @@ describe('verifyFetched: pure checks on in-memory inputs', () => {
   it('recomputes the digest: an attestation for other bytes is DIGEST_MISMATCH; the pin is checked first', () => {
     const bytes = canonicalOf(manifestVariant('payments', { description: 'changed' }));
     throwsWithCode(() => verifyFetched({ ...inputs(), bytes }), 'DIGEST_MISMATCH');
-    throwsWithCode(() => verifyFetched({ ...inputs(), bytes, expected: { ...inputs().expected, digest: payments.record.digest as Sha256Digest } }), 'PIN_MISMATCH');
+    throwsWithCode(
+      () =>
+        verifyFetched({
+          ...inputs(),
+          bytes,
+          expected: { ...inputs().expected, digest: payments.record.digest as Sha256Digest },
+        }),
+      'PIN_MISMATCH',
+    );
   });
 
   it('the subject must be the name@version asked for', () => {
-    throwsWithCode(() => verifyFetched({ ...inputs(), expected: { name: PAYMENTS, version: '1.3.0' } }), 'SUBJECT_MISMATCH');
-    throwsWithCode(() => verifyFetched({ ...inputs(), expected: { name: 'io.github.acme/contacts', version: '1.2.0' } }), 'SUBJECT_MISMATCH');
+    throwsWithCode(
+      () => verifyFetched({ ...inputs(), expected: { name: PAYMENTS, version: '1.3.0' } }),
+      'SUBJECT_MISMATCH',
+    );
+    throwsWithCode(
+      () => verifyFetched({ ...inputs(), expected: { name: 'io.github.acme/contacts', version: '1.2.0' } }),
+      'SUBJECT_MISMATCH',
+    );
   });
 
   it('a missing inclusion, or a checkpoint whose body was altered, is NOT_IN_LOG', () => {
     throwsWithCode(() => verifyFetched({ ...inputs(), inclusion: undefined }), 'NOT_IN_LOG');
     const note = payments.inclusion.checkpoint;
     const body = bodyOf(note);
-    const altered = note.replace(body, body.replace(/\n(\d+)\n/, (_m, size: string) => `\n${Number(size) + 1}\n`));
-    throwsWithCode(() => verifyFetched({ ...inputs(), inclusion: { ...(inputs().inclusion as object as { index: number; hashes: string[] }), checkpoint: altered } }), 'NOT_IN_LOG');
+    const altered = note.replace(
+      body,
+      body.replace(/\n(\d+)\n/, (_m, size: string) => `\n${Number(size) + 1}\n`),
+    );
+    throwsWithCode(
+      () =>
+        verifyFetched({
+          ...inputs(),
+          inclusion: { ...(inputs().inclusion as object as { index: number; hashes: string[] }), checkpoint: altered },
+        }),
+      'NOT_IN_LOG',
+    );
   });
 
   it('a malformed pinned log key is the caller error BAD_REQUEST', () => {

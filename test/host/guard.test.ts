@@ -22,7 +22,15 @@ import {
 } from '../../src/host/guard.ts';
 import { emptyLockfile, setLockEntry, writeLockfile } from '../../src/host/index.ts';
 import { canonicalizeToText, runPipeline, type JsonObject } from '../../src/pipeline/index.ts';
-import { fixtureCommand, jsonLines, repoRoot, runToolseal, startTestRegistry, toolsealBin, type TestRegistry } from '../fixtures/guard-env.ts';
+import {
+  fixtureCommand,
+  jsonLines,
+  repoRoot,
+  runToolseal,
+  startTestRegistry,
+  toolsealBin,
+  type TestRegistry,
+} from '../fixtures/guard-env.ts';
 import type { FixtureMode } from '../fixtures/mcp-server.ts';
 import { FIXTURE_MANIFEST_NAME, RUGPULL_DESCRIPTION, extraTool, fixtureTools } from '../fixtures/mcp-tools.ts';
 
@@ -32,7 +40,8 @@ const REF = `${FIXTURE_MANIFEST_NAME}@${VERSION}`;
 /** The fixture's tools with capability declarations, as a vendor would publish them. */
 function manifestWithCapabilities(tools: readonly unknown[]): Record<string, unknown> {
   const withCapabilities = (tools as Record<string, unknown>[]).map((tool) => {
-    if (tool['name'] === 'delete_note') return { ...tool, capabilities: { filesystem: { write: ['/var/lib/notes/**'] } } };
+    if (tool['name'] === 'delete_note')
+      return { ...tool, capabilities: { filesystem: { write: ['/var/lib/notes/**'] } } };
     if (tool['name'] === 'echo') return { ...tool, capabilities: { network: { hosts: [] } } };
     return tool;
   });
@@ -50,8 +59,17 @@ function presentable(bytes: Uint8Array): JsonObject[] {
 // ── ToolGuard, message by message ──────────────────────────────────────────
 
 describe('ToolGuard (message level)', () => {
-  const request = (id: string | number, method: string, params?: unknown): Record<string, unknown> => ({ jsonrpc: '2.0', id, method, ...(params === undefined ? {} : { params }) });
-  const listResponse = (id: string | number, tools: unknown[], extra: Record<string, unknown> = {}): Record<string, unknown> => ({ jsonrpc: '2.0', id, result: { ...extra, tools } });
+  const request = (id: string | number, method: string, params?: unknown): Record<string, unknown> => ({
+    jsonrpc: '2.0',
+    id,
+    method,
+    ...(params === undefined ? {} : { params }),
+  });
+  const listResponse = (
+    id: string | number,
+    tools: unknown[],
+    extra: Record<string, unknown> = {},
+  ): Record<string, unknown> => ({ jsonrpc: '2.0', id, result: { ...extra, tools } });
   const faithful = (): unknown[] => JSON.parse(JSON.stringify(fixtureTools)) as unknown[];
 
   it('replaces the presented tools with the exact signed bytes (capabilities dropped), keeping nextCursor and order', () => {
@@ -76,8 +94,17 @@ describe('ToolGuard (message level)', () => {
 
   it('passes every other message through untouched', () => {
     const guard = new ToolGuard(localSigned.canonicalBytes);
-    for (const message of [request(1, 'initialize', { protocolVersion: '2025-06-18' }), { jsonrpc: '2.0', method: 'notifications/initialized' }, request(2, 'resources/list')]) {
-      expect(guard.fromClient(message)).toEqual({ forward: 'original', reply: undefined, findings: [], terminate: false });
+    for (const message of [
+      request(1, 'initialize', { protocolVersion: '2025-06-18' }),
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      request(2, 'resources/list'),
+    ]) {
+      expect(guard.fromClient(message)).toEqual({
+        forward: 'original',
+        reply: undefined,
+        findings: [],
+        terminate: false,
+      });
     }
     expect(guard.fromServer({ jsonrpc: '2.0', id: 2, result: { resources: [] } }).forward).toBe('original');
     expect(guard.fromServer({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' }).forward).toBe('original');
@@ -89,7 +116,9 @@ describe('ToolGuard (message level)', () => {
     guard.fromClient(request(1, 'tools/list'));
     const decision = guard.fromServer({ ...listResponse(1, [extraTool]), method: 'notifications/message' });
     expect(decision.forward).not.toBe('original');
-    expect(decision.findings).toMatchObject([{ event: 'tool-withheld', tool: 'export_all_notes', reason: 'unknown-tool', pointer: '/name' }]);
+    expect(decision.findings).toMatchObject([
+      { event: 'tool-withheld', tool: 'export_all_notes', reason: 'unknown-tool', pointer: '/name' },
+    ]);
   });
 
   it('tracks ids by type: a response to request "1" is not the answer to tools/list 1', () => {
@@ -98,7 +127,9 @@ describe('ToolGuard (message level)', () => {
     guard.fromClient(request('1', 'prompts/list'));
     expect(guard.fromServer(listResponse('1', [extraTool])).forward).toBe('original');
     const decision = guard.fromServer(listResponse(1, [extraTool]));
-    expect(decision.findings).toMatchObject([{ event: 'tool-withheld', tool: 'export_all_notes', reason: 'unknown-tool', pointer: '/name' }]);
+    expect(decision.findings).toMatchObject([
+      { event: 'tool-withheld', tool: 'export_all_notes', reason: 'unknown-tool', pointer: '/name' },
+    ]);
     // A second response with the same id is no longer a tools/list answer.
     expect(guard.fromServer(listResponse(1, [extraTool])).forward).toBe('original');
   });
@@ -109,44 +140,76 @@ describe('ToolGuard (message level)', () => {
     tools[2] = { ...tools[2], description: RUGPULL_DESCRIPTION };
     guard.fromClient(request(1, 'tools/list'));
     const decision = guard.fromServer(listResponse(1, tools));
-    expect(decision.findings).toMatchObject([{ event: 'tool-withheld', tool: 'delete_note', reason: 'differs', pointer: '/description', index: 2 }]);
+    expect(decision.findings).toMatchObject([
+      { event: 'tool-withheld', tool: 'delete_note', reason: 'differs', pointer: '/description', index: 2 },
+    ]);
     expect(guard.withheldTools).toEqual(['delete_note']);
     const refused = guard.fromClient(request(2, 'tools/call', { name: 'delete_note', arguments: { id: 'n-1' } }));
     expect(refused.forward).toBeUndefined();
-    expect(refused.reply?.message).toMatchObject({ id: 2, error: { code: GUARD_CALL_REFUSED_CODE, data: { reason: 'withheld', tool: 'delete_note' } } });
+    expect(refused.reply?.message).toMatchObject({
+      id: 2,
+      error: { code: GUARD_CALL_REFUSED_CODE, data: { reason: 'withheld', tool: 'delete_note' } },
+    });
     // Presented faithfully again later: still withheld.
     guard.fromClient(request(3, 'tools/list'));
     const again = guard.fromServer(listResponse(3, faithful()));
-    expect((JSON.parse((again.forward as { text: string }).text) as { result: { tools: { name: string }[] } }).result.tools.map((t) => t.name)).toEqual([
-      'echo',
-      'add',
-      'ship_parcel',
-    ]);
+    expect(
+      (
+        JSON.parse((again.forward as { text: string }).text) as { result: { tools: { name: string }[] } }
+      ).result.tools.map((t) => t.name),
+    ).toEqual(['echo', 'add', 'ship_parcel']);
     expect(again.findings).toMatchObject([{ event: 'tool-withheld', tool: 'delete_note', reason: 'withheld' }]);
   });
 
   it('refuses tools/call for unknown tools, nameless calls, and drops such a call sent as a notification', () => {
     const guard = new ToolGuard(localSigned.canonicalBytes);
-    expect(guard.fromClient(request(1, 'tools/call', { name: 'echo', arguments: { text: 'hi' } })).forward).toBe('original');
-    expect(guard.fromClient(request(2, 'tools/call', { name: 'export_all_notes' })).reply?.message).toMatchObject({ id: 2, error: { code: GUARD_CALL_REFUSED_CODE, data: { reason: 'unknown-tool' } } });
-    expect(guard.fromClient(request(3, 'tools/call', {})).reply?.message).toMatchObject({ id: 3, error: { data: { reason: 'malformed' } } });
+    expect(guard.fromClient(request(1, 'tools/call', { name: 'echo', arguments: { text: 'hi' } })).forward).toBe(
+      'original',
+    );
+    expect(guard.fromClient(request(2, 'tools/call', { name: 'export_all_notes' })).reply?.message).toMatchObject({
+      id: 2,
+      error: { code: GUARD_CALL_REFUSED_CODE, data: { reason: 'unknown-tool' } },
+    });
+    expect(guard.fromClient(request(3, 'tools/call', {})).reply?.message).toMatchObject({
+      id: 3,
+      error: { data: { reason: 'malformed' } },
+    });
     // Names match exactly: the NFD spelling of a signed name is another name.
     expect(guard.fromClient(request(4, 'tools/call', { name: 'e\u0301cho' })).reply).toBeDefined();
-    const notification = guard.fromClient({ jsonrpc: '2.0', method: 'tools/call', params: { name: 'export_all_notes' } });
+    const notification = guard.fromClient({
+      jsonrpc: '2.0',
+      method: 'tools/call',
+      params: { name: 'export_all_notes' },
+    });
     expect(notification).toMatchObject({ forward: undefined, reply: undefined, findings: [{ event: 'call-refused' }] });
   });
 
   it('handles batches: refused members answered as a batch, the rest forwarded; tools/list members rewritten', () => {
     const guard = new ToolGuard(localSigned.canonicalBytes);
-    const fromClient = guard.fromClient([request(1, 'tools/list'), request(2, 'tools/call', { name: 'export_all_notes' }), request(3, 'ping')]);
+    const fromClient = guard.fromClient([
+      request(1, 'tools/list'),
+      request(2, 'tools/call', { name: 'export_all_notes' }),
+      request(3, 'ping'),
+    ]);
     expect(fromClient.forward).not.toBe('original');
     expect((fromClient.forward as { message: unknown[] }).message.map((m) => (m as { id: number }).id)).toEqual([1, 3]);
-    expect((fromClient.reply as { message: unknown[] }).message).toMatchObject([{ id: 2, error: { code: GUARD_CALL_REFUSED_CODE } }]);
+    expect((fromClient.reply as { message: unknown[] }).message).toMatchObject([
+      { id: 2, error: { code: GUARD_CALL_REFUSED_CODE } },
+    ]);
     expect(JSON.parse((fromClient.reply as { text: string }).text)).toHaveLength(1);
-    const unchanged = guard.fromClient([request(4, 'ping'), request(5, 'tools/call', { name: 'echo', arguments: { text: 'x' } })]);
+    const unchanged = guard.fromClient([
+      request(4, 'ping'),
+      request(5, 'tools/call', { name: 'echo', arguments: { text: 'x' } }),
+    ]);
     expect(unchanged.forward).toBe('original');
-    const fromServer = guard.fromServer([{ jsonrpc: '2.0', id: 3, result: {} }, listResponse(1, [...faithful(), extraTool])]);
-    const batch = JSON.parse((fromServer.forward as { text: string }).text) as [unknown, { result: { tools: unknown[] } }];
+    const fromServer = guard.fromServer([
+      { jsonrpc: '2.0', id: 3, result: {} },
+      listResponse(1, [...faithful(), extraTool]),
+    ]);
+    const batch = JSON.parse((fromServer.forward as { text: string }).text) as [
+      unknown,
+      { result: { tools: unknown[] } },
+    ];
     expect(batch[0]).toEqual({ jsonrpc: '2.0', id: 3, result: {} });
     expect(batch[1].result.tools).toHaveLength(4);
     expect(fromServer.findings).toMatchObject([{ tool: 'export_all_notes', reason: 'unknown-tool' }]);
@@ -162,7 +225,12 @@ describe('ToolGuard (message level)', () => {
     tools[0] = { ...tools[0], _meta: { injected: true } };
     const refused = guard.fromServer(listResponse(2, tools));
     expect(refused.terminate).toBe(true);
-    expect(refused.forward).toMatchObject({ message: { id: 2, error: { code: GUARD_SESSION_REFUSED_CODE, data: { findings: [{ tool: 'echo', pointer: '/_meta' }] } } } });
+    expect(refused.forward).toMatchObject({
+      message: {
+        id: 2,
+        error: { code: GUARD_SESSION_REFUSED_CODE, data: { findings: [{ tool: 'echo', pointer: '/_meta' }] } },
+      },
+    });
     expect(refused.findings).toMatchObject([{ event: 'session-refused', tool: 'echo', pointer: '/_meta' }]);
     expect(guard.isRefused).toBe(true);
     expect(guard.fromClient(request(3, 'ping'))).toMatchObject({ forward: undefined, terminate: true });
@@ -171,19 +239,29 @@ describe('ToolGuard (message level)', () => {
   it('answers a tools/list result that is not a list of tools with an error, and passes error responses', () => {
     const guard = new ToolGuard(localSigned.canonicalBytes);
     guard.fromClient(request(1, 'tools/list'));
-    expect(guard.fromServer({ jsonrpc: '2.0', id: 1, result: { tools: { echo: {} } } }).forward).toMatchObject({ message: { id: 1, error: { code: GUARD_LIST_REFUSED_CODE } } });
+    expect(guard.fromServer({ jsonrpc: '2.0', id: 1, result: { tools: { echo: {} } } }).forward).toMatchObject({
+      message: { id: 1, error: { code: GUARD_LIST_REFUSED_CODE } },
+    });
     guard.fromClient(request(2, 'tools/list'));
-    expect(guard.fromServer({ jsonrpc: '2.0', id: 2, error: { code: -32603, message: 'boom' } }).forward).toBe('original');
+    expect(guard.fromServer({ jsonrpc: '2.0', id: 2, error: { code: -32603, message: 'boom' } }).forward).toBe(
+      'original',
+    );
   });
 
   it('a server that presents a tool with refs or in another key order passes; a changed schema keyword does not', () => {
     const guard = new ToolGuard(localSigned.canonicalBytes);
-    const ship = JSON.parse(JSON.stringify(fixtureTools[3])) as { inputSchema: Record<string, unknown> & { properties: Record<string, unknown> } };
+    const ship = JSON.parse(JSON.stringify(fixtureTools[3])) as {
+      inputSchema: Record<string, unknown> & { properties: Record<string, unknown> };
+    };
     const withRefs = {
       inputSchema: {
         required: ship.inputSchema['required'],
         $defs: { a: ship.inputSchema.properties['from'] },
-        properties: { weightGrams: ship.inputSchema.properties['weightGrams'], to: { $ref: '#/$defs/a' }, from: { $ref: '#/$defs/a' } },
+        properties: {
+          weightGrams: ship.inputSchema.properties['weightGrams'],
+          to: { $ref: '#/$defs/a' },
+          from: { $ref: '#/$defs/a' },
+        },
         type: 'object',
       },
       description: fixtureTools[3].description,
@@ -194,7 +272,9 @@ describe('ToolGuard (message level)', () => {
     const looser = JSON.parse(JSON.stringify(fixtureTools[0])) as { inputSchema: Record<string, unknown> };
     looser.inputSchema['additionalProperties'] = true;
     guard.fromClient(request(2, 'tools/list'));
-    expect(guard.fromServer(listResponse(2, [looser])).findings).toMatchObject([{ tool: 'echo', pointer: '/inputSchema/additionalProperties' }]);
+    expect(guard.fromServer(listResponse(2, [looser])).findings).toMatchObject([
+      { tool: 'echo', pointer: '/inputSchema/additionalProperties' },
+    ]);
   });
 
   it('uses the MCP / JSON-RPC codes of the SDK', () => {
@@ -203,10 +283,19 @@ describe('ToolGuard (message level)', () => {
   });
 
   it('refuses signed bytes that are not canonical or not the expected digest', () => {
-    const pretty = Buffer.from(JSON.stringify(JSON.parse(Buffer.from(localSigned.canonicalBytes).toString('utf8')), null, 2));
+    const pretty = Buffer.from(
+      JSON.stringify(JSON.parse(Buffer.from(localSigned.canonicalBytes).toString('utf8')), null, 2),
+    );
     expect(() => new ToolGuard(pretty)).toThrow(ToolsealError);
-    expect(() => new ToolGuard(localSigned.canonicalBytes, { expectedDigest: `sha256:${'0'.repeat(64)}` })).toThrow(/hash to/);
-    expect(new ToolGuard(localSigned.canonicalBytes, { expectedDigest: localSigned.digest }).toolNames).toEqual(['echo', 'add', 'delete_note', 'ship_parcel']);
+    expect(() => new ToolGuard(localSigned.canonicalBytes, { expectedDigest: `sha256:${'0'.repeat(64)}` })).toThrow(
+      /hash to/,
+    );
+    expect(new ToolGuard(localSigned.canonicalBytes, { expectedDigest: localSigned.digest }).toolNames).toEqual([
+      'echo',
+      'add',
+      'delete_note',
+      'ship_parcel',
+    ]);
   });
 });
 
@@ -219,7 +308,16 @@ let published: { digest: string; kid: string; logIndex: number };
 
 beforeAll(async () => {
   registry = await startTestRegistry();
-  const captured = await runToolseal(['manifest', 'capture', '--name', FIXTURE_MANIFEST_NAME, '--version', VERSION, '--', ...fixtureCommand('faithful')]);
+  const captured = await runToolseal([
+    'manifest',
+    'capture',
+    '--name',
+    FIXTURE_MANIFEST_NAME,
+    '--version',
+    VERSION,
+    '--',
+    ...fixtureCommand('faithful'),
+  ]);
   expect(captured.code, captured.stderr).toBe(0);
   const draft = JSON.parse(captured.stdout) as { tools: unknown[] };
   const outcome = await registry.publish(Buffer.from(JSON.stringify(manifestWithCapabilities(draft.tools))));
@@ -245,7 +343,10 @@ afterEach(async () => {
   for (const client of open.splice(0)) await client.close().catch(() => undefined);
 });
 
-function guardArgs(mode: FixtureMode, options: { strict?: boolean; fixtureArgs?: string[]; ref?: string } = {}): string[] {
+function guardArgs(
+  mode: FixtureMode,
+  options: { strict?: boolean; fixtureArgs?: string[]; ref?: string } = {},
+): string[] {
   return [
     toolsealBin,
     'guard',
@@ -259,8 +360,16 @@ function guardArgs(mode: FixtureMode, options: { strict?: boolean; fixtureArgs?:
   ];
 }
 
-async function openGuarded(mode: FixtureMode, options: { strict?: boolean; fixtureArgs?: string[] } = {}): Promise<GuardedSession> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: guardArgs(mode, options), cwd: repoRoot, stderr: 'pipe' });
+async function openGuarded(
+  mode: FixtureMode,
+  options: { strict?: boolean; fixtureArgs?: string[] } = {},
+): Promise<GuardedSession> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: guardArgs(mode, options),
+    cwd: repoRoot,
+    stderr: 'pipe',
+  });
   let stderr = '';
   transport.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
   const client = new Client({ name: 'guard-test', version: '1.0.0' });
@@ -313,13 +422,23 @@ describe('toolseal guard (end to end)', () => {
     const tools = await listAll(session.client);
     expect(tools).toEqual(signedTools);
     // Byte level: the raw result holds each signed tool's canonical text.
-    const raw = await session.client.request({ method: 'tools/list', params: {} }, z.looseObject({ tools: z.array(z.looseObject({})) }));
+    const raw = await session.client.request(
+      { method: 'tools/list', params: {} },
+      z.looseObject({ tools: z.array(z.looseObject({})) }),
+    );
     expect(raw.tools.map((tool) => JSON.stringify(tool))).toEqual(signedTools.map((tool) => canonicalizeToText(tool)));
     const echoed = await session.client.callTool({ name: 'echo', arguments: { text: 'hello' } });
     expect(echoed.content).toEqual([{ type: 'text', text: 'hello' }]);
     const added = await session.client.callTool({ name: 'add', arguments: { a: 2, b: 3 } });
     expect(added.structuredContent).toEqual({ sum: 5 });
-    expect(session.findings('verified')).toMatchObject([{ manifest: REF, digest: localSigned.digest, tools: ['echo', 'add', 'delete_note', 'ship_parcel'], strict: false }]);
+    expect(session.findings('verified')).toMatchObject([
+      {
+        manifest: REF,
+        digest: localSigned.digest,
+        tools: ['echo', 'add', 'delete_note', 'ship_parcel'],
+        strict: false,
+      },
+    ]);
     expect(session.findings('tool-withheld')).toEqual([]);
   });
 
@@ -343,10 +462,14 @@ describe('toolseal guard (end to end)', () => {
     expect(toolNames(second)).toEqual(['echo', 'add', 'ship_parcel']);
     expect(second).toEqual(signedTools.filter((tool) => tool['name'] !== 'delete_note'));
     await waitFor(() => session.findings('tool-withheld').length > 0, 'the finding on stderr');
-    expect(session.findings('tool-withheld')).toMatchObject([{ tool: 'delete_note', reason: 'differs', pointer: '/description', manifest: REF }]);
+    expect(session.findings('tool-withheld')).toMatchObject([
+      { tool: 'delete_note', reason: 'differs', pointer: '/description', manifest: REF },
+    ]);
     const error = await expectRefusedCall(session.client, 'delete_note', { id: 'n-1' });
     expect(error.message).toContain('withheld');
-    expect((await session.client.callTool({ name: 'echo', arguments: { text: 'still here' } })).content).toEqual([{ type: 'text', text: 'still here' }]);
+    expect((await session.client.callTool({ name: 'echo', arguments: { text: 'still here' } })).content).toEqual([
+      { type: 'text', text: 'still here' },
+    ]);
     await waitFor(() => session.findings('call-refused').length > 0, 'the refused call on stderr');
     expect(session.stderr()).toContain('fixture: tools/call echo');
     expect(session.stderr()).not.toContain('fixture: tools/call delete_note');
@@ -356,7 +479,9 @@ describe('toolseal guard (end to end)', () => {
     const session = await openGuarded('extra-tool', { fixtureArgs: ['--page-size', '2'] });
     expect(await listAll(session.client)).toEqual(signedTools);
     await waitFor(() => session.findings('tool-withheld').length > 0, 'the finding on stderr');
-    expect(session.findings('tool-withheld')).toMatchObject([{ tool: 'export_all_notes', reason: 'unknown-tool', pointer: '/name' }]);
+    expect(session.findings('tool-withheld')).toMatchObject([
+      { tool: 'export_all_notes', reason: 'unknown-tool', pointer: '/name' },
+    ]);
     const error = await expectRefusedCall(session.client, 'export_all_notes', { url: 'https://attacker.example' });
     expect(error.message).toContain('not in the signed manifest');
     expect((await session.client.callTool({ name: 'echo', arguments: { text: 'x' } })).isError).toBeFalsy();
@@ -374,7 +499,10 @@ describe('toolseal guard (end to end)', () => {
   it('reorder-refs: another key order and $defs/$ref pass; the client still gets the signed bytes', async () => {
     const session = await openGuarded('reorder-refs');
     expect(await listAll(session.client)).toEqual(signedTools);
-    const shipped = await session.client.callTool({ name: 'ship_parcel', arguments: { from: { street: 'a', city: 'b' }, to: { street: 'c', city: 'd' }, weightGrams: 5 } });
+    const shipped = await session.client.callTool({
+      name: 'ship_parcel',
+      arguments: { from: { street: 'a', city: 'b' }, to: { street: 'c', city: 'd' }, weightGrams: 5 },
+    });
     expect(shipped.content).toEqual([{ type: 'text', text: 'booked' }]);
     expect(session.findings('tool-withheld')).toEqual([]);
   });
@@ -417,7 +545,9 @@ function rawGuard(args: string[]): RawSession {
     response: async (id) => {
       let line: string | undefined;
       await waitFor(() => {
-        line = stdout.split('\n').find((text) => text.startsWith('{') && (JSON.parse(text) as { id?: unknown }).id === id);
+        line = stdout
+          .split('\n')
+          .find((text) => text.startsWith('{') && (JSON.parse(text) as { id?: unknown }).id === id);
         return line !== undefined;
       }, `response ${id}`);
       return line!;
@@ -427,7 +557,12 @@ function rawGuard(args: string[]): RawSession {
   };
 }
 
-const initialize = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+const initialize = {
+  jsonrpc: '2.0',
+  id: 0,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+};
 
 describe('toolseal guard (raw stdio)', () => {
   it('sends the signed tools as byte slices of the signed manifest, and passes the server exit code on', async () => {
@@ -456,7 +591,9 @@ describe('toolseal guard (raw stdio)', () => {
     session.send({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
     expect(JSON.parse(await session.response(1))).toMatchObject({ id: 1, error: { code: GUARD_SESSION_REFUSED_CODE } });
     expect(await session.exit).toBe(1);
-    const refused = jsonLines(session.stderr()).filter((line) => line['event'] === 'session-refused') as unknown as GuardFinding[];
+    const refused = jsonLines(session.stderr()).filter(
+      (line) => line['event'] === 'session-refused',
+    ) as unknown as GuardFinding[];
     expect(refused).toMatchObject([{ tool: 'export_all_notes', reason: 'unknown-tool' }]);
   });
 
@@ -480,19 +617,51 @@ describe('toolseal guard (raw stdio)', () => {
     const dir = await mkdtemp(join(tmpdir(), 'toolseal-guard-lock-'));
     try {
       const lockfile = join(dir, 'toolseal.lock');
-      const entry = { digest: published.digest as `sha256:${string}`, kid: published.kid, logIndex: published.logIndex, registry: registry.url };
+      const entry = {
+        digest: published.digest as `sha256:${string}`,
+        kid: published.kid,
+        logIndex: published.logIndex,
+        registry: registry.url,
+      };
       await writeLockfile(lockfile, setLockEntry(emptyLockfile(registry.url), FIXTURE_MANIFEST_NAME, VERSION, entry));
-      const locked = rawGuard([toolsealBin, 'guard', '--manifest', REF, '--locked', '--lockfile', lockfile, '--', ...fixtureCommand('faithful')]);
+      const locked = rawGuard([
+        toolsealBin,
+        'guard',
+        '--manifest',
+        REF,
+        '--locked',
+        '--lockfile',
+        lockfile,
+        '--',
+        ...fixtureCommand('faithful'),
+      ]);
       locked.send(initialize);
       await locked.response(0);
       locked.send({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
-      expect((JSON.parse(await locked.response(1)) as { result: { tools: unknown[] } }).result.tools).toEqual(signedTools);
+      expect((JSON.parse(await locked.response(1)) as { result: { tools: unknown[] } }).result.tools).toEqual(
+        signedTools,
+      );
       locked.child.stdin.end();
       expect(await locked.exit).toBe(0);
       expect(jsonLines(locked.stderr())).toMatchObject([{ event: 'verified', locked: true, digest: published.digest }]);
 
-      await writeLockfile(lockfile, setLockEntry(emptyLockfile(registry.url), FIXTURE_MANIFEST_NAME, VERSION, { ...entry, digest: `sha256:${'1'.repeat(64)}` }));
-      const result = await runToolseal(['guard', '--manifest', REF, '--locked', '--lockfile', lockfile, '--', ...fixtureCommand('faithful')]);
+      await writeLockfile(
+        lockfile,
+        setLockEntry(emptyLockfile(registry.url), FIXTURE_MANIFEST_NAME, VERSION, {
+          ...entry,
+          digest: `sha256:${'1'.repeat(64)}`,
+        }),
+      );
+      const result = await runToolseal([
+        'guard',
+        '--manifest',
+        REF,
+        '--locked',
+        '--lockfile',
+        lockfile,
+        '--',
+        ...fixtureCommand('faithful'),
+      ]);
       expect(result.code).toBe(1);
       expect(jsonLines(result.stderr)).toMatchObject([{ code: 'PIN_MISMATCH' }]);
       expect(result.stderr).not.toContain('fixture: started');
@@ -502,9 +671,20 @@ describe('toolseal guard (raw stdio)', () => {
   });
 
   it('a server command that cannot be started is reported (exit 2) after verification', async () => {
-    const result = await runToolseal(['guard', '--manifest', REF, '--registry', registry.url, '--', join(tmpdir(), 'toolseal-no-such-server')]);
+    const result = await runToolseal([
+      'guard',
+      '--manifest',
+      REF,
+      '--registry',
+      registry.url,
+      '--',
+      join(tmpdir(), 'toolseal-no-such-server'),
+    ]);
     expect(result.code).toBe(2);
-    expect(jsonLines(result.stderr)).toMatchObject([{ event: 'verified' }, { message: expect.stringContaining('could not start the MCP server') }]);
+    expect(jsonLines(result.stderr)).toMatchObject([
+      { event: 'verified' },
+      { message: expect.stringContaining('could not start the MCP server') },
+    ]);
   });
 
   it('usage errors exit 2', async () => {
@@ -517,13 +697,22 @@ describe('toolseal guard (raw stdio)', () => {
 describe('GuardedTransport', () => {
   it('puts the guard between an SDK Client and a StdioClientTransport', async () => {
     const findings: GuardFinding[] = [];
-    const inner = new StdioClientTransport({ command: fixtureCommand('extra-tool')[0]!, args: fixtureCommand('extra-tool').slice(1), cwd: repoRoot, stderr: 'pipe' });
+    const inner = new StdioClientTransport({
+      command: fixtureCommand('extra-tool')[0]!,
+      args: fixtureCommand('extra-tool').slice(1),
+      cwd: repoRoot,
+      stderr: 'pipe',
+    });
     const client = new Client({ name: 'host', version: '1.0.0' });
-    await client.connect(new GuardedTransport(inner, new ToolGuard(signedBytes), { onFinding: (finding) => findings.push(finding) }));
+    await client.connect(
+      new GuardedTransport(inner, new ToolGuard(signedBytes), { onFinding: (finding) => findings.push(finding) }),
+    );
     open.push(client);
     expect(await listAll(client)).toEqual(signedTools);
     expect(findings).toMatchObject([{ event: 'tool-withheld', tool: extraTool.name }]);
     await expectRefusedCall(client, extraTool.name, { url: 'x' });
-    expect((await client.callTool({ name: 'echo', arguments: { text: 'ok' } })).content).toEqual([{ type: 'text', text: 'ok' }]);
+    expect((await client.callTool({ name: 'echo', arguments: { text: 'ok' } })).content).toEqual([
+      { type: 'text', text: 'ok' },
+    ]);
   });
 });

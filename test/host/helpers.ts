@@ -65,7 +65,10 @@ export interface ProxiedResponse {
 }
 
 /** What a rewrite returns: a response to send, or 'hang' to never answer. */
-export type Rewrite = (path: string, response: ProxiedResponse) => ProxiedResponse | 'hang' | Promise<ProxiedResponse | 'hang'>;
+export type Rewrite = (
+  path: string,
+  response: ProxiedResponse,
+) => ProxiedResponse | 'hang' | Promise<ProxiedResponse | 'hang'>;
 
 export interface FakeRegistry {
   url: string;
@@ -91,10 +94,17 @@ export async function startFakeRegistry(upstream: string): Promise<FakeRegistry>
         const value = upstreamResponse.headers.get(name);
         if (value !== null) headers[name] = value;
       }
-      const original: ProxiedResponse = { status: upstreamResponse.status, headers, body: Buffer.from(await upstreamResponse.arrayBuffer()) };
+      const original: ProxiedResponse = {
+        status: upstreamResponse.status,
+        headers,
+        body: Buffer.from(await upstreamResponse.arrayBuffer()),
+      };
       const rewritten = state.rewrite ? await state.rewrite(path, original) : original;
       if (rewritten === 'hang') return;
-      response.writeHead(rewritten.status, { ...rewritten.headers, 'content-length': String(rewritten.body.byteLength) });
+      response.writeHead(rewritten.status, {
+        ...rewritten.headers,
+        'content-length': String(rewritten.body.byteLength),
+      });
       response.end(rewritten.body);
     })().catch((error: unknown) => {
       response.writeHead(599, { 'content-type': 'text/plain' });

@@ -15,7 +15,12 @@ import {
 } from '../../src/host/index.ts';
 import { temporaryDirectory, throwsWithCode } from './helpers.ts';
 
-const entry = (n: number): LockEntry => ({ digest: `sha256:${String(n).repeat(64).slice(0, 64)}`, kid: `kid-${n}`, logIndex: n, registry: 'http://127.0.0.1:8787' });
+const entry = (n: number): LockEntry => ({
+  digest: `sha256:${String(n).repeat(64).slice(0, 64)}`,
+  kid: `kid-${n}`,
+  logIndex: n,
+  registry: 'http://127.0.0.1:8787',
+});
 
 describe('lockfile text', () => {
   it('has a fixed key order, sorted manifests, 2-space indent and a trailing newline', () => {
@@ -48,7 +53,12 @@ describe('lockfile text', () => {
     );
     expect(formatLockfile(parseLockfile(text))).toBe(text);
     // Insertion order does not matter.
-    const reversed = setLockEntry(setLockEntry(emptyLockfile('http://127.0.0.1:8787'), 'io.github.acme/contacts', '2.0.0', entry(1)), 'io.github.acme/payments', '1.2.0', entry(2));
+    const reversed = setLockEntry(
+      setLockEntry(emptyLockfile('http://127.0.0.1:8787'), 'io.github.acme/contacts', '2.0.0', entry(1)),
+      'io.github.acme/payments',
+      '1.2.0',
+      entry(2),
+    );
     expect(formatLockfile(reversed)).toBe(text);
   });
 
@@ -62,7 +72,9 @@ describe('lockfile text', () => {
   });
 
   it('is parsed strictly, refusing with BAD_REQUEST and the pointer of the problem', () => {
-    const valid = JSON.parse(formatLockfile(setLockEntry(emptyLockfile(), 'io.github.acme/payments', '1.2.0', entry(1)))) as {
+    const valid = JSON.parse(
+      formatLockfile(setLockEntry(emptyLockfile(), 'io.github.acme/payments', '1.2.0', entry(1))),
+    ) as {
       manifests: Record<string, Record<string, unknown>>;
     } & Record<string, unknown>;
     const cases: [unknown, string][] = [
@@ -70,9 +82,18 @@ describe('lockfile text', () => {
       [{ ...valid, extra: true }, '/extra'],
       [{ ...valid, registry: 'ftp://x' }, '/registry'],
       [{ ...valid, manifests: { 'io.github.acme/payments': entry(1) } }, '/manifests/io.github.acme~1payments'],
-      [{ ...valid, manifests: { 'io.github.acme/payments@1.2.0': { ...entry(1), digest: 'sha256:abc' } } }, '/manifests/io.github.acme~1payments@1.2.0/digest'],
-      [{ ...valid, manifests: { 'io.github.acme/payments@1.2.0': { ...entry(1), logIndex: -1 } } }, '/manifests/io.github.acme~1payments@1.2.0/logIndex'],
-      [{ ...valid, manifests: { 'io.github.acme/payments@1.2.0': { ...entry(1), note: 'x' } } }, '/manifests/io.github.acme~1payments@1.2.0/note'],
+      [
+        { ...valid, manifests: { 'io.github.acme/payments@1.2.0': { ...entry(1), digest: 'sha256:abc' } } },
+        '/manifests/io.github.acme~1payments@1.2.0/digest',
+      ],
+      [
+        { ...valid, manifests: { 'io.github.acme/payments@1.2.0': { ...entry(1), logIndex: -1 } } },
+        '/manifests/io.github.acme~1payments@1.2.0/logIndex',
+      ],
+      [
+        { ...valid, manifests: { 'io.github.acme/payments@1.2.0': { ...entry(1), note: 'x' } } },
+        '/manifests/io.github.acme~1payments@1.2.0/note',
+      ],
     ];
     for (const [value, pointer] of cases) {
       expect(throwsWithCode(() => parseLockfile(JSON.stringify(value)), 'BAD_REQUEST').pointer).toBe(pointer);

@@ -30,7 +30,9 @@ async function publishOne(env: TestEnv): Promise<{ canonical: Buffer; digest: st
 
 /** Rewrite a stored blob behind the registry's back (the immutability trigger has to go first). */
 function corruptBlob(env: TestEnv, digest: string, bytes: Buffer, size = bytes.byteLength): void {
-  expect(() => env.store.client.prepare('UPDATE blobs SET bytes = ? WHERE digest = ?').run(bytes, digest)).toThrow(/immutable/);
+  expect(() => env.store.client.prepare('UPDATE blobs SET bytes = ? WHERE digest = ?').run(bytes, digest)).toThrow(
+    /immutable/,
+  );
   env.store.client.exec('DROP TRIGGER blobs_no_update');
   env.store.client.prepare('UPDATE blobs SET bytes = ?, size = ? WHERE digest = ?').run(bytes, size, digest);
 }
@@ -55,7 +57,10 @@ describe('corrupted stored bytes', () => {
     for (let i = 0; i < 2; i++) {
       await expectIntegrityError(await env.app.request(PATH), corrupted);
       await expectIntegrityError(await env.app.request(`/v1/blobs/${digest}`), corrupted);
-      await expectIntegrityError(await env.app.request(PATH, { headers: { 'If-None-Match': `"${digest}"` } }), corrupted);
+      await expectIntegrityError(
+        await env.app.request(PATH, { headers: { 'If-None-Match': `"${digest}"` } }),
+        corrupted,
+      );
     }
     env.close();
   });
@@ -144,8 +149,26 @@ describe('errors never leak server paths or internals', () => {
     };
 
     await collect(postManifest(env.app, '{"name":', env.token));
-    await collect(postManifest(env.app, manifestBytes({ tools: [{ name: 't', inputSchema: { type: 'object', properties: { a: { $ref: 'file:///etc/hostname' } } } }] }), env.token));
-    await collect(postManifest(env.app, manifestBytes({ tools: [{ name: 't', inputSchema: { type: 'object', properties: { a: { $ref: '../../../../etc/passwd' } } } }] }), env.token));
+    await collect(
+      postManifest(
+        env.app,
+        manifestBytes({
+          tools: [{ name: 't', inputSchema: { type: 'object', properties: { a: { $ref: 'file:///etc/hostname' } } } }],
+        }),
+        env.token,
+      ),
+    );
+    await collect(
+      postManifest(
+        env.app,
+        manifestBytes({
+          tools: [
+            { name: 't', inputSchema: { type: 'object', properties: { a: { $ref: '../../../../etc/passwd' } } } },
+          ],
+        }),
+        env.token,
+      ),
+    );
     await collect(postManifest(env.app, manifestBytes({ description: 'other' }), env.token));
     await collect(postManifest(env.app, manifestBytes(), otherToken));
     await collect(postManifest(env.app, manifestBytes()));
@@ -184,8 +207,12 @@ describe('errors never leak server paths or internals', () => {
       expect(body).not.toContain('.jwk.json');
       expect(body).not.toMatch(/ENOENT|SQLITE|\n\s+at |node_modules|\/src\//);
       const problem = JSON.parse(body) as Record<string, unknown>;
-      expect(Object.keys(problem).sort()).toEqual(expect.arrayContaining(['code', 'detail', 'status', 'title', 'type']));
-      expect(Object.keys(problem).every((key) => ['code', 'detail', 'status', 'title', 'type', 'pointer'].includes(key))).toBe(true);
+      expect(Object.keys(problem).sort()).toEqual(
+        expect.arrayContaining(['code', 'detail', 'status', 'title', 'type']),
+      );
+      expect(
+        Object.keys(problem).every((key) => ['code', 'detail', 'status', 'title', 'type', 'pointer'].includes(key)),
+      ).toBe(true);
     }
   });
 });

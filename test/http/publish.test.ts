@@ -3,7 +3,13 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { canonicalizeToBytes, runPipeline, type JsonValue } from '../../src/pipeline/index.ts';
 import { verifyAttestation, type Jwks } from '../../src/attest/index.ts';
-import { hashLeaf, parseCheckpoint, verifyCheckpoint, verifyInclusionProof, verifyTlogProof } from '../../src/log/index.ts';
+import {
+  hashLeaf,
+  parseCheckpoint,
+  verifyCheckpoint,
+  verifyInclusionProof,
+  verifyTlogProof,
+} from '../../src/log/index.ts';
 import type { ErrorCode } from '../../src/errors.ts';
 import {
   bodyBytes,
@@ -60,7 +66,9 @@ describe('POST /v1/manifests: created and idempotent', () => {
 
     // The attestation in the body is the stored attestation (its JCS form is the stored bytes).
     const row = env.store.getVersion('io.github.acme/widgets', '1.0.0')!;
-    expect(Buffer.from(canonicalizeToBytes(body.attestation as unknown as JsonValue)).equals(row.attestation)).toBe(true);
+    expect(Buffer.from(canonicalizeToBytes(body.attestation as unknown as JsonValue)).equals(row.attestation)).toBe(
+      true,
+    );
     expect(row.digest).toBe(expected.digest);
     expect(Buffer.from(expected.canonicalBytes).equals(env.store.getBlob(expected.digest)!.bytes)).toBe(true);
 
@@ -101,14 +109,20 @@ describe('POST /v1/manifests: created and idempotent', () => {
     );
     // The tlog-proof text form verifies offline too, and names the same leaf index.
     expect(verifyTlogProof(body.tlogProof, hashLeaf(row.attestation), verifier).index).toBe(row.logIndex);
-    expect(parseCheckpoint(body.inclusionProof.checkpoint.slice(0, body.inclusionProof.checkpoint.indexOf('\n\n') + 1)).size).toBe(checkpoint.size);
+    expect(
+      parseCheckpoint(body.inclusionProof.checkpoint.slice(0, body.inclusionProof.checkpoint.indexOf('\n\n') + 1)).size,
+    ).toBe(checkpoint.size);
     env.close();
   });
 
   it('lists every NFC-renamed tool name in renamedTools; the stored bytes hold the NFC name', async () => {
     const env = createTestEnv();
     const nfd = 'cafe\u0301_lookup';
-    const response = await postManifest(env.app, manifestBytes({ tools: [sampleTool('plain'), sampleTool(nfd)] }), env.token);
+    const response = await postManifest(
+      env.app,
+      manifestBytes({ tools: [sampleTool('plain'), sampleTool(nfd)] }),
+      env.token,
+    );
     expect(response.status).toBe(201);
     const body = (await response.json()) as PublishBody;
     expect(body.renamedTools).toEqual([{ index: 1, from: nfd, to: 'caf\u00e9_lookup' }]);
@@ -138,7 +152,11 @@ describe('POST /v1/manifests: created and idempotent', () => {
   it('200 for different raw bytes with the same canonical form (whitespace, key order, number spelling, $ref vs inlined)', async () => {
     const env = createTestEnv();
     const schemaByHand = { type: 'object', properties: { amount: { type: 'integer', maximum: 100 } } };
-    const first = await postManifest(env.app, JSON.stringify(makeManifest({ tools: [{ name: 't', inputSchema: schemaByHand }] })), env.token);
+    const first = await postManifest(
+      env.app,
+      JSON.stringify(makeManifest({ tools: [{ name: 't', inputSchema: schemaByHand }] })),
+      env.token,
+    );
     expect(first.status).toBe(201);
     const firstBody = (await first.json()) as PublishBody;
     const before = snapshotDb(env.store);
@@ -150,7 +168,16 @@ describe('POST /v1/manifests: created and idempotent', () => {
       // the same schema written with a $ref (2020-12: $ref siblings keep their meaning, so use a bare ref)
       JSON.stringify(
         makeManifest({
-          tools: [{ name: 't', inputSchema: { type: 'object', properties: { amount: { $ref: '#/$defs/amount' } }, $defs: { amount: { type: 'integer', maximum: 100 } } } }],
+          tools: [
+            {
+              name: 't',
+              inputSchema: {
+                type: 'object',
+                properties: { amount: { $ref: '#/$defs/amount' } },
+                $defs: { amount: { type: 'integer', maximum: 100 } },
+              },
+            },
+          ],
         }),
       ),
     ];
@@ -181,10 +208,18 @@ describe('POST /v1/manifests: created and idempotent', () => {
 
   it('a new version records the previous version digest in its attestation', async () => {
     const env = createTestEnv();
-    const v1 = (await (await postManifest(env.app, manifestBytes({ version: '1.0.0' }), env.token)).json()) as PublishBody;
-    const v2 = (await (await postManifest(env.app, manifestBytes({ version: '1.1.0', description: 'next' }), env.token)).json()) as PublishBody;
+    const v1 = (await (
+      await postManifest(env.app, manifestBytes({ version: '1.0.0' }), env.token)
+    ).json()) as PublishBody;
+    const v2 = (await (
+      await postManifest(env.app, manifestBytes({ version: '1.1.0', description: 'next' }), env.token)
+    ).json()) as PublishBody;
     const jwks = env.registry.jwks();
-    const verified = await verifyAttestation(JSON.stringify(v2.attestation), jwks, { name: v2.name, version: '1.1.0', digest: v2.digest as `sha256:${string}` });
+    const verified = await verifyAttestation(JSON.stringify(v2.attestation), jwks, {
+      name: v2.name,
+      version: '1.1.0',
+      digest: v2.digest as `sha256:${string}`,
+    });
     expect(verified.statement.predicate.previousDigest).toBe(v1.digest);
     env.close();
   });
@@ -196,11 +231,22 @@ describe('POST /v1/manifests: refusals store nothing', () => {
     const before = snapshotDb(env.store);
     const bytes = manifestBytes();
     await expectProblem(await postManifest(env.app, bytes), 'UNAUTHENTICATED');
-    await expectProblem(await postManifest(env.app, bytes, undefined, { Authorization: `Basic ${Buffer.from('a:b').toString('base64')}` }), 'UNAUTHENTICATED');
+    await expectProblem(
+      await postManifest(env.app, bytes, undefined, {
+        Authorization: `Basic ${Buffer.from('a:b').toString('base64')}`,
+      }),
+      'UNAUTHENTICATED',
+    );
     await expectProblem(await postManifest(env.app, bytes, 'tsk_not-a-real-token'), 'UNAUTHENTICATED');
     await expectProblem(await postManifest(env.app, bytes, `${env.token}x`), 'UNAUTHENTICATED');
-    await expectProblem(await postManifest(env.app, bytes, undefined, { Authorization: `Bearer ${env.token} extra` }), 'UNAUTHENTICATED');
-    await expectProblem(await postManifest(env.app, bytes, undefined, { Authorization: `bearer${env.token}` }), 'UNAUTHENTICATED');
+    await expectProblem(
+      await postManifest(env.app, bytes, undefined, { Authorization: `Bearer ${env.token} extra` }),
+      'UNAUTHENTICATED',
+    );
+    await expectProblem(
+      await postManifest(env.app, bytes, undefined, { Authorization: `bearer${env.token}` }),
+      'UNAUTHENTICATED',
+    );
     expect(snapshotDb(env.store)).toEqual(before);
     env.close();
   });
@@ -218,47 +264,174 @@ describe('POST /v1/manifests: refusals store nothing', () => {
     const before = snapshotDb(env.store);
     await expectProblem(await postManifest(env.app, manifestBytes(), otherToken), 'FORBIDDEN', '/name');
     // A namespace that merely starts with the publisher's is another namespace.
-    await expectProblem(await postManifest(env.app, manifestBytes({ name: 'io.github.acme2/widgets' }), env.token), 'FORBIDDEN', '/name');
-    await expectProblem(await postManifest(env.app, manifestBytes({ name: 'io.github.acme.evil/widgets' }), env.token), 'FORBIDDEN', '/name');
+    await expectProblem(
+      await postManifest(env.app, manifestBytes({ name: 'io.github.acme2/widgets' }), env.token),
+      'FORBIDDEN',
+      '/name',
+    );
+    await expectProblem(
+      await postManifest(env.app, manifestBytes({ name: 'io.github.acme.evil/widgets' }), env.token),
+      'FORBIDDEN',
+      '/name',
+    );
     expect(snapshotDb(env.store)).toEqual(before);
     // The other publisher can publish in its own namespace.
-    expect((await postManifest(env.app, manifestBytes({ name: 'io.github.other/widgets' }), otherToken)).status).toBe(201);
+    expect((await postManifest(env.app, manifestBytes({ name: 'io.github.other/widgets' }), otherToken)).status).toBe(
+      201,
+    );
     env.close();
   });
 
   const refusals: { label: string; body: string | Uint8Array; code: ErrorCode; pointer?: string }[] = [
-    { label: 'duplicate key', body: '{"name":"io.github.acme/a","name":"io.github.acme/b","version":"1.0.0","tools":[{"name":"t","inputSchema":{"type":"object"}}]}', code: 'DUPLICATE_KEY', pointer: '/name' },
-    { label: '__proto__ twice', body: '{"name":"io.github.acme/a","version":"1.0.0","tools":[{"name":"t","inputSchema":{"type":"object","__proto__":{},"__proto__":{}}}]}', code: 'DUPLICATE_KEY', pointer: '/tools/0/inputSchema/__proto__' },
-    { label: 'unknown tool field', body: JSON.stringify(makeManifest({ tools: [{ ...sampleTool(), foo: 1 }] })), code: 'UNKNOWN_FIELD', pointer: '/tools/0/foo' },
-    { label: 'unknown top-level field', body: JSON.stringify({ ...makeManifest(), extra: true }), code: 'UNKNOWN_FIELD', pointer: '/extra' },
-    { label: 'bad version', body: JSON.stringify(makeManifest({ version: 'latest' })), code: 'INVALID_MANIFEST', pointer: '/version' },
-    { label: 'uppercase name', body: JSON.stringify(makeManifest({ name: 'io.github.ACME/widgets' })), code: 'INVALID_MANIFEST', pointer: '/name' },
-    { label: 'external $ref', body: JSON.stringify(makeManifest({ tools: [{ name: 't', inputSchema: { type: 'object', properties: { a: { $ref: 'https://evil.example/s.json' } } } }] })), code: 'EXTERNAL_REF', pointer: '/tools/0/inputSchema/properties/a/$ref' },
-    { label: 'file $ref', body: JSON.stringify(makeManifest({ tools: [{ name: 't', inputSchema: { type: 'object', properties: { a: { $ref: 'file:///etc/passwd' } } } }] })), code: 'EXTERNAL_REF', pointer: '/tools/0/inputSchema/properties/a/$ref' },
-    { label: 'circular $ref', body: JSON.stringify(makeManifest({ tools: [{ name: 't', inputSchema: { type: 'object', $defs: { a: { $ref: '#/$defs/a' } }, properties: { x: { $ref: '#/$defs/a' } } } }] })), code: 'CIRCULAR_REF' },
-    { label: 'unsafe integer', body: '{"name":"io.github.acme/a","version":"1.0.0","tools":[{"name":"t","inputSchema":{"type":"object","maximum":9007199254740993}}]}', code: 'UNSAFE_NUMBER', pointer: '/tools/0/inputSchema/maximum' },
-    { label: 'not NFC enum', body: JSON.stringify(makeManifest({ tools: [{ name: 't', inputSchema: { type: 'object', enum: ['cafe\u0301'] } }] })), code: 'NOT_NFC', pointer: '/tools/0/inputSchema/enum/0' },
-    { label: 'NFC tool name collision', body: JSON.stringify(makeManifest({ tools: [sampleTool('caf\u00e9'), sampleTool('cafe\u0301')] })), code: 'NAME_COLLISION' },
-    { label: 'reserved _host_meta', body: JSON.stringify(makeManifest({ tools: [{ ...sampleTool(), _meta: { _host_meta: 1 } }] })), code: 'RESERVED_KEY', pointer: '/tools/0/_meta/_host_meta' },
-    { label: 'byte order mark', body: new Uint8Array([0xef, 0xbb, 0xbf, ...utf8(JSON.stringify(makeManifest()))]), code: 'INVALID_UTF8' },
-    { label: 'invalid UTF-8', body: new Uint8Array([...utf8('{"name":"io.github.acme/a","version":"1.0.0","description":"'), 0xc3, 0x28, ...utf8('","tools":[]}')]), code: 'INVALID_UTF8' },
-    { label: 'lone surrogate escape', body: '{"name":"io.github.acme/a","version":"1.0.0","description":"\\ud800","tools":[{"name":"t","inputSchema":{"type":"object"}}]}', code: 'LONE_SURROGATE' },
+    {
+      label: 'duplicate key',
+      body: '{"name":"io.github.acme/a","name":"io.github.acme/b","version":"1.0.0","tools":[{"name":"t","inputSchema":{"type":"object"}}]}',
+      code: 'DUPLICATE_KEY',
+      pointer: '/name',
+    },
+    {
+      label: '__proto__ twice',
+      body: '{"name":"io.github.acme/a","version":"1.0.0","tools":[{"name":"t","inputSchema":{"type":"object","__proto__":{},"__proto__":{}}}]}',
+      code: 'DUPLICATE_KEY',
+      pointer: '/tools/0/inputSchema/__proto__',
+    },
+    {
+      label: 'unknown tool field',
+      body: JSON.stringify(makeManifest({ tools: [{ ...sampleTool(), foo: 1 }] })),
+      code: 'UNKNOWN_FIELD',
+      pointer: '/tools/0/foo',
+    },
+    {
+      label: 'unknown top-level field',
+      body: JSON.stringify({ ...makeManifest(), extra: true }),
+      code: 'UNKNOWN_FIELD',
+      pointer: '/extra',
+    },
+    {
+      label: 'bad version',
+      body: JSON.stringify(makeManifest({ version: 'latest' })),
+      code: 'INVALID_MANIFEST',
+      pointer: '/version',
+    },
+    {
+      label: 'uppercase name',
+      body: JSON.stringify(makeManifest({ name: 'io.github.ACME/widgets' })),
+      code: 'INVALID_MANIFEST',
+      pointer: '/name',
+    },
+    {
+      label: 'external $ref',
+      body: JSON.stringify(
+        makeManifest({
+          tools: [
+            { name: 't', inputSchema: { type: 'object', properties: { a: { $ref: 'https://evil.example/s.json' } } } },
+          ],
+        }),
+      ),
+      code: 'EXTERNAL_REF',
+      pointer: '/tools/0/inputSchema/properties/a/$ref',
+    },
+    {
+      label: 'file $ref',
+      body: JSON.stringify(
+        makeManifest({
+          tools: [{ name: 't', inputSchema: { type: 'object', properties: { a: { $ref: 'file:///etc/passwd' } } } }],
+        }),
+      ),
+      code: 'EXTERNAL_REF',
+      pointer: '/tools/0/inputSchema/properties/a/$ref',
+    },
+    {
+      label: 'circular $ref',
+      body: JSON.stringify(
+        makeManifest({
+          tools: [
+            {
+              name: 't',
+              inputSchema: {
+                type: 'object',
+                $defs: { a: { $ref: '#/$defs/a' } },
+                properties: { x: { $ref: '#/$defs/a' } },
+              },
+            },
+          ],
+        }),
+      ),
+      code: 'CIRCULAR_REF',
+    },
+    {
+      label: 'unsafe integer',
+      body: '{"name":"io.github.acme/a","version":"1.0.0","tools":[{"name":"t","inputSchema":{"type":"object","maximum":9007199254740993}}]}',
+      code: 'UNSAFE_NUMBER',
+      pointer: '/tools/0/inputSchema/maximum',
+    },
+    {
+      label: 'not NFC enum',
+      body: JSON.stringify(
+        makeManifest({ tools: [{ name: 't', inputSchema: { type: 'object', enum: ['cafe\u0301'] } }] }),
+      ),
+      code: 'NOT_NFC',
+      pointer: '/tools/0/inputSchema/enum/0',
+    },
+    {
+      label: 'NFC tool name collision',
+      body: JSON.stringify(makeManifest({ tools: [sampleTool('caf\u00e9'), sampleTool('cafe\u0301')] })),
+      code: 'NAME_COLLISION',
+    },
+    {
+      label: 'reserved _host_meta',
+      body: JSON.stringify(makeManifest({ tools: [{ ...sampleTool(), _meta: { _host_meta: 1 } }] })),
+      code: 'RESERVED_KEY',
+      pointer: '/tools/0/_meta/_host_meta',
+    },
+    {
+      label: 'byte order mark',
+      body: new Uint8Array([0xef, 0xbb, 0xbf, ...utf8(JSON.stringify(makeManifest()))]),
+      code: 'INVALID_UTF8',
+    },
+    {
+      label: 'invalid UTF-8',
+      body: new Uint8Array([
+        ...utf8('{"name":"io.github.acme/a","version":"1.0.0","description":"'),
+        0xc3,
+        0x28,
+        ...utf8('","tools":[]}'),
+      ]),
+      code: 'INVALID_UTF8',
+    },
+    {
+      label: 'lone surrogate escape',
+      body: '{"name":"io.github.acme/a","version":"1.0.0","description":"\\ud800","tools":[{"name":"t","inputSchema":{"type":"object"}}]}',
+      code: 'LONE_SURROGATE',
+    },
     { label: 'not JSON', body: '{"name": ', code: 'INVALID_JSON' },
     { label: 'empty body', body: '', code: 'INVALID_JSON' },
-    { label: 'too deep', body: `{"name":"io.github.acme/a","version":"1.0.0","tools":[{"name":"t","inputSchema":{"type":"object","default":${'['.repeat(100)}${']'.repeat(100)}}}]}`, code: 'DEPTH_LIMIT' },
+    {
+      label: 'too deep',
+      body: `{"name":"io.github.acme/a","version":"1.0.0","tools":[{"name":"t","inputSchema":{"type":"object","default":${'['.repeat(100)}${']'.repeat(100)}}}]}`,
+      code: 'DEPTH_LIMIT',
+    },
     { label: 'array at the top', body: '[]', code: 'INVALID_MANIFEST', pointer: '' },
-    { label: 'no tools', body: JSON.stringify(makeManifest({ tools: [] })), code: 'INVALID_MANIFEST', pointer: '/tools' },
+    {
+      label: 'no tools',
+      body: JSON.stringify(makeManifest({ tools: [] })),
+      code: 'INVALID_MANIFEST',
+      pointer: '/tools',
+    },
   ];
 
-  it.each(refusals)('422 $code ($label): problem+json with its pointer, nothing stored', async ({ body, code, pointer }) => {
-    const env = createTestEnv();
-    await postManifest(env.app, manifestBytes({ name: 'io.github.acme/existing' }), env.token);
-    const before = snapshotDb(env.store);
-    const problem = await expectProblem(await postManifest(env.app, body, env.token), code, pointer);
-    expect(problem.status).toBe(422);
-    expect(snapshotDb(env.store)).toEqual(before);
-    env.close();
-  });
+  it.each(refusals)(
+    '422 $code ($label): problem+json with its pointer, nothing stored',
+    async ({ body, code, pointer }) => {
+      const env = createTestEnv();
+      await postManifest(env.app, manifestBytes({ name: 'io.github.acme/existing' }), env.token);
+      const before = snapshotDb(env.store);
+      const problem = await expectProblem(await postManifest(env.app, body, env.token), code, pointer);
+      expect(problem.status).toBe(422);
+      expect(snapshotDb(env.store)).toEqual(before);
+      env.close();
+    },
+  );
 
   it('413 TOO_LARGE above the default 1 MiB limit, with or without Content-Length; nothing stored', async () => {
     const env = createTestEnv();
@@ -266,7 +439,10 @@ describe('POST /v1/manifests: refusals store nothing', () => {
     const manifest = JSON.stringify(makeManifest());
     const oversized = manifest.slice(0, -1) + ' '.repeat(1024 * 1024 + 1 - manifest.length) + '}';
     expect(oversized.length).toBe(1024 * 1024 + 1);
-    await expectProblem(await postManifest(env.app, oversized, env.token, { 'Content-Length': String(oversized.length) }), 'TOO_LARGE');
+    await expectProblem(
+      await postManifest(env.app, oversized, env.token, { 'Content-Length': String(oversized.length) }),
+      'TOO_LARGE',
+    );
     await expectProblem(await postManifest(env.app, oversized, env.token), 'TOO_LARGE');
     // A lying Content-Length does not let a large body through.
     await expectProblem(await postManifest(env.app, oversized, env.token, { 'Content-Length': '10' }), 'TOO_LARGE');
@@ -309,7 +485,8 @@ describe('POST /v1/manifests: concurrent publishes of one name@version', () => {
     expect(statuses.filter((s) => s === 409)).toHaveLength(19);
     const winner = statuses.indexOf(201);
     const winnerBody = (await responses[winner]!.json()) as PublishBody;
-    for (const [i, response] of responses.entries()) if (i !== winner) await expectProblem(response, 'VERSION_EXISTS', '/version');
+    for (const [i, response] of responses.entries())
+      if (i !== winner) await expectProblem(response, 'VERSION_EXISTS', '/version');
     const after = snapshotDb(env.store);
     expect(after.counts['manifest_versions']).toBe(before.counts['manifest_versions']! + 1);
     expect(after.counts['blobs']).toBe(before.counts['blobs']! + 1);

@@ -25,7 +25,11 @@ afterAll(cleanupTempDirs);
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 
-async function publishOk(env: TestEnv, bytes: Uint8Array | string, token = env.token): Promise<{ digest: string; url: string; logIndex: number }> {
+async function publishOk(
+  env: TestEnv,
+  bytes: Uint8Array | string,
+  token = env.token,
+): Promise<{ digest: string; url: string; logIndex: number }> {
   const response = await postManifest(env.app, bytes, token);
   expect([200, 201], await response.clone().text()).toContain(response.status);
   return (await response.json()) as { digest: string; url: string; logIndex: number };
@@ -55,7 +59,11 @@ describe('GET /v1/manifests/{ns}/{name}/{version}', () => {
           tools: [
             {
               name: 'cafe\u0301',
-              inputSchema: { type: 'object', properties: { a: { $ref: '#/$defs/a' } }, $defs: { a: { type: 'number', minimum: 1e2, description: 'z\u00e9' } } },
+              inputSchema: {
+                type: 'object',
+                properties: { a: { $ref: '#/$defs/a' } },
+                $defs: { a: { type: 'number', minimum: 1e2, description: 'z\u00e9' } },
+              },
             },
           ],
         }),
@@ -76,7 +84,9 @@ describe('GET /v1/manifests/{ns}/{name}/{version}', () => {
       expect(Buffer.from(bytes).equals(Buffer.from(canonical))).toBe(true);
       expect(Buffer.from(bytes).equals(Buffer.from(uploaded))).toBe(false);
       expectContentHeaders(response, canonical);
-      expect(response.headers.get('Link')).toBe('</v1/manifests/io.github.acme/widgets/1.0.0/attestation>; rel="attestation"; type="application/jose+json"');
+      expect(response.headers.get('Link')).toBe(
+        '</v1/manifests/io.github.acme/widgets/1.0.0/attestation>; rel="attestation"; type="application/jose+json"',
+      );
     }
   });
 
@@ -85,10 +95,18 @@ describe('GET /v1/manifests/{ns}/{name}/{version}', () => {
     const bytes = await bodyBytes(response);
     const digest = digestOfBytes(bytes);
     expect(response.headers.get('ETag')).toBe(`"${digest}"`);
-    expect(Buffer.from(response.headers.get('Repr-Digest')!.slice('sha-256=:'.length, -1), 'base64').toString('hex')).toBe(digest.slice(7));
-    const attestation = await bodyBytes(await env.app.request(response.headers.get('Link')!.slice(1, response.headers.get('Link')!.indexOf('>'))));
+    expect(
+      Buffer.from(response.headers.get('Repr-Digest')!.slice('sha-256=:'.length, -1), 'base64').toString('hex'),
+    ).toBe(digest.slice(7));
+    const attestation = await bodyBytes(
+      await env.app.request(response.headers.get('Link')!.slice(1, response.headers.get('Link')!.indexOf('>'))),
+    );
     const jwks = (await (await env.app.request('/.well-known/jwks.json')).json()) as Jwks;
-    const verified = await verifyAttestation(attestation, jwks, { name: 'io.github.acme/widgets', version: '1.0.0', digest });
+    const verified = await verifyAttestation(attestation, jwks, {
+      name: 'io.github.acme/widgets',
+      version: '1.0.0',
+      digest,
+    });
     expect(verified.digest).toBe(digest);
     expect(verified.subjectName).toBe('io.github.acme/widgets@1.0.0');
   });
@@ -96,12 +114,16 @@ describe('GET /v1/manifests/{ns}/{name}/{version}', () => {
   it('If-None-Match with the ETag gives 304 without a body; another tag gives 200', async () => {
     const etag = `"${digestOfBytes(canonical)}"`;
     for (const header of [etag, `"sha256:${'0'.repeat(64)}", ${etag}`]) {
-      const response = await env.app.request('/v1/manifests/io.github.acme/widgets/1.0.0', { headers: { 'If-None-Match': header } });
+      const response = await env.app.request('/v1/manifests/io.github.acme/widgets/1.0.0', {
+        headers: { 'If-None-Match': header },
+      });
       expect(response.status).toBe(304);
       expect(response.headers.get('ETag')).toBe(etag);
       expect((await bodyBytes(response)).byteLength).toBe(0);
     }
-    const other = await env.app.request('/v1/manifests/io.github.acme/widgets/1.0.0', { headers: { 'If-None-Match': `"sha256:${'0'.repeat(64)}"` } });
+    const other = await env.app.request('/v1/manifests/io.github.acme/widgets/1.0.0', {
+      headers: { 'If-None-Match': `"sha256:${'0'.repeat(64)}"` },
+    });
     expect(other.status).toBe(200);
     expect(Buffer.from(await bodyBytes(other)).equals(Buffer.from(canonical))).toBe(true);
   });
@@ -109,7 +131,9 @@ describe('GET /v1/manifests/{ns}/{name}/{version}', () => {
   it('If-None-Match compares weakly (RFC 9110 §13.1.2): W/"…" and * give 304 too', async () => {
     const etag = `"${digestOfBytes(canonical)}"`;
     for (const header of [`W/${etag}`, '*', `W/"sha256:${'1'.repeat(64)}", W/${etag}`]) {
-      const response = await env.app.request('/v1/manifests/io.github.acme/widgets/1.0.0', { headers: { 'If-None-Match': header } });
+      const response = await env.app.request('/v1/manifests/io.github.acme/widgets/1.0.0', {
+        headers: { 'If-None-Match': header },
+      });
       expect(response.status, header).toBe(304);
     }
   });
@@ -130,7 +154,10 @@ describe('GET /v1/manifests/{ns}/{name}/{version}', () => {
     await expectProblem(await env.app.request('/v1/manifests/io.github.acme/widgets/9.9.9'), 'NOT_FOUND');
     await expectProblem(await env.app.request('/v1/manifests/io.github.acme/nothing/1.0.0'), 'NOT_FOUND');
     await expectProblem(await env.app.request('/v1/manifests/io.github.acme/nothing'), 'NOT_FOUND');
-    await expectProblem(await env.app.request('/v1/manifests/io.github.acme/widgets/1.0.0/attestation/extra'), 'NOT_FOUND');
+    await expectProblem(
+      await env.app.request('/v1/manifests/io.github.acme/widgets/1.0.0/attestation/extra'),
+      'NOT_FOUND',
+    );
     await expectProblem(await env.app.request('/v1/nowhere'), 'NOT_FOUND');
   });
 
@@ -158,7 +185,9 @@ describe('GET /v1/manifests/{ns}/{name}/{version}', () => {
     expect(response.status).toBe(200);
     expect(Buffer.from(await bodyBytes(response)).equals(Buffer.from(canonical))).toBe(true);
     expectContentHeaders(response, canonical);
-    expect(response.headers.get('Link')).toBe(`</v1/attestations/${digest}>; rel="attestation"; type="application/json"`);
+    expect(response.headers.get('Link')).toBe(
+      `</v1/attestations/${digest}>; rel="attestation"; type="application/json"`,
+    );
     const notModified = await env.app.request(`/v1/blobs/${digest}`, { headers: { 'If-None-Match': `"${digest}"` } });
     expect(notModified.status).toBe(304);
   });
@@ -166,7 +195,16 @@ describe('GET /v1/manifests/{ns}/{name}/{version}', () => {
   it('blobs: an unknown digest is 404; malformed digests are 404 too', async () => {
     await expectProblem(await env.app.request(`/v1/blobs/sha256:${'ab'.repeat(32)}`), 'NOT_FOUND');
     const hex = sha256Hex(canonical);
-    for (const malformed of [hex, `sha256:${hex.toUpperCase()}`, `sha256:${hex.slice(1)}`, `sha256:${hex}0`, `sha512:${hex}`, `SHA256:${hex}`, 'sha256:', 'sha256:..%2F..%2Fetc%2Fpasswd']) {
+    for (const malformed of [
+      hex,
+      `sha256:${hex.toUpperCase()}`,
+      `sha256:${hex.slice(1)}`,
+      `sha256:${hex}0`,
+      `sha512:${hex}`,
+      `SHA256:${hex}`,
+      'sha256:',
+      'sha256:..%2F..%2Fetc%2Fpasswd',
+    ]) {
       await expectProblem(await env.app.request(`/v1/blobs/${malformed}`), 'NOT_FOUND');
     }
   });
@@ -175,7 +213,11 @@ describe('GET /v1/manifests/{ns}/{name}/{version}', () => {
     const response = await env.app.request('/healthz');
     expect(response.status).toBe(200);
     const body = (await response.json()) as { status: string; logSize: number; activeKid: string };
-    expect(body).toEqual({ status: 'ok', logSize: env.store.latestCheckpoint()!.size, activeKid: env.registry.activeKid });
+    expect(body).toEqual({
+      status: 'ok',
+      logSize: env.store.latestCheckpoint()!.size,
+      activeKid: env.registry.activeKid,
+    });
     expect(body.logSize).toBe(2); // the first key and the one attestation
   });
 
@@ -217,15 +259,26 @@ describe('HEAD and versions with build metadata', () => {
     // Build metadata is part of the version string: 1.0.0+build.2 is another name@version.
     expect((await postManifest(env.app, manifestBytes({ version: '1.0.0+build.2' }), env.token)).status).toBe(201);
     const canonical = Buffer.from(runPipeline(bytes).canonicalBytes);
-    for (const path of ['/v1/manifests/io.github.acme/widgets/1.0.0%2Bbuild.1', '/v1/manifests/io.github.acme/widgets/1.0.0+build.1']) {
+    for (const path of [
+      '/v1/manifests/io.github.acme/widgets/1.0.0%2Bbuild.1',
+      '/v1/manifests/io.github.acme/widgets/1.0.0+build.1',
+    ]) {
       const fetched = await env.app.request(path);
       expect(fetched.status).toBe(200);
       expect(Buffer.from(await bodyBytes(fetched)).equals(canonical)).toBe(true);
     }
-    const attestation = await bodyBytes(await env.app.request('/v1/manifests/io.github.acme/widgets/1.0.0%2Bbuild.1/attestation'));
-    await verifyAttestation(attestation, env.registry.jwks(), { name: 'io.github.acme/widgets', version: '1.0.0+build.1', digest: digestOfBytes(canonical) });
+    const attestation = await bodyBytes(
+      await env.app.request('/v1/manifests/io.github.acme/widgets/1.0.0%2Bbuild.1/attestation'),
+    );
+    await verifyAttestation(attestation, env.registry.jwks(), {
+      name: 'io.github.acme/widgets',
+      version: '1.0.0+build.1',
+      digest: digestOfBytes(canonical),
+    });
     const latest = await env.app.request('/v1/manifests/io.github.acme/widgets/latest');
-    expect(latest.headers.get('Location')).toMatch(/^\/v1\/manifests\/io\.github\.acme\/widgets\/1\.0\.0%2Bbuild\.[12]$/);
+    expect(latest.headers.get('Location')).toMatch(
+      /^\/v1\/manifests\/io\.github\.acme\/widgets\/1\.0\.0%2Bbuild\.[12]$/,
+    );
     env.close();
   });
 });
@@ -233,7 +286,8 @@ describe('HEAD and versions with build metadata', () => {
 describe('latest', () => {
   it('302 to the highest non-yanked version by semver precedence (1.10.0 > 1.2.0; a release beats 2.0.0-rc.1)', async () => {
     const env = createTestEnv();
-    for (const version of ['1.2.0', '1.10.0', '2.0.0-rc.1', '1.9.0']) await publishOk(env, manifestBytes({ version, description: version }));
+    for (const version of ['1.2.0', '1.10.0', '2.0.0-rc.1', '1.9.0'])
+      await publishOk(env, manifestBytes({ version, description: version }));
     const latest = async (): Promise<Response> => env.app.request('/v1/manifests/io.github.acme/widgets/latest');
 
     let response = await latest();
@@ -241,11 +295,14 @@ describe('latest', () => {
     expect(response.headers.get('Location')).toBe('/v1/manifests/io.github.acme/widgets/1.10.0');
     expect(response.headers.get('Cache-Control')).toBe('no-cache');
 
-    expect((await postYank(env.app, '/v1/manifests/io.github.acme/widgets/1.10.0', { reason: 'broken' }, env.token)).status).toBe(200);
+    expect(
+      (await postYank(env.app, '/v1/manifests/io.github.acme/widgets/1.10.0', { reason: 'broken' }, env.token)).status,
+    ).toBe(200);
     response = await latest();
     expect(response.headers.get('Location')).toBe('/v1/manifests/io.github.acme/widgets/1.9.0');
 
-    for (const version of ['1.9.0', '1.2.0']) await postYank(env.app, `/v1/manifests/io.github.acme/widgets/${version}`, { reason: 'broken' }, env.token);
+    for (const version of ['1.9.0', '1.2.0'])
+      await postYank(env.app, `/v1/manifests/io.github.acme/widgets/${version}`, { reason: 'broken' }, env.token);
     response = await latest();
     expect(response.headers.get('Location')).toBe('/v1/manifests/io.github.acme/widgets/2.0.0-rc.1');
 
@@ -297,7 +354,9 @@ describe('GET /v1/attestations/sha256:{hex} (auditor query)', () => {
     expect(new Set([a.digest, b.digest, c.digest]).size).toBe(3);
     for (const result of [a, b, c]) await publishOk(env, result.canonicalBytes);
     for (const result of [a, b, c]) {
-      const body = (await (await env.app.request(`/v1/attestations/${result.digest}`)).json()) as { bindings: { name: string; version: string }[] };
+      const body = (await (await env.app.request(`/v1/attestations/${result.digest}`)).json()) as {
+        bindings: { name: string; version: string }[];
+      };
       expect(body.bindings.map((x) => `${x.name}@${x.version}`)).toEqual([`${result.name}@${result.version}`]);
     }
     env.close();
@@ -318,7 +377,8 @@ describe('listings', () => {
   beforeAll(async () => {
     env = createTestEnv();
     for (const name of names) {
-      for (const version of ['1.2.0', '1.10.0', '0.9.0']) await publishOk(env, manifestBytes({ name: `io.github.acme/${name}`, version }));
+      for (const version of ['1.2.0', '1.10.0', '0.9.0'])
+        await publishOk(env, manifestBytes({ name: `io.github.acme/${name}`, version }));
     }
     const otherToken = env.addPublisher('io.example.other');
     await publishOk(env, manifestBytes({ name: 'io.example.other/zulu' }), otherToken);
@@ -327,7 +387,18 @@ describe('listings', () => {
   });
   afterAll(() => env.close());
 
-  type Listing = { items: { name: string; latestVersion: string; digest: string; status: string; storedAt: string; publisher: string; url: string }[]; nextCursor: string | null };
+  type Listing = {
+    items: {
+      name: string;
+      latestVersion: string;
+      digest: string;
+      status: string;
+      storedAt: string;
+      publisher: string;
+      url: string;
+    }[];
+    nextCursor: string | null;
+  };
 
   it('GET /v1/manifests lists each manifest once with its latest non-yanked version, in name order', async () => {
     const response = await env.app.request('/v1/manifests');
@@ -340,7 +411,12 @@ describe('listings', () => {
       ...names.map((name) => `io.github.acme/${name}`),
     ]);
     const alpha = body.items.find((item) => item.name === 'io.github.acme/alpha')!;
-    expect(alpha).toMatchObject({ latestVersion: '1.10.0', status: 'active', publisher: 'io.github.acme', url: '/v1/manifests/io.github.acme/alpha/1.10.0' });
+    expect(alpha).toMatchObject({
+      latestVersion: '1.10.0',
+      status: 'active',
+      publisher: 'io.github.acme',
+      url: '/v1/manifests/io.github.acme/alpha/1.10.0',
+    });
     expect(alpha.digest).toBe(env.store.getVersion('io.github.acme/alpha', '1.10.0')!.digest);
     expect(body.items.find((item) => item.name === 'io.github.acme/bravo')!.latestVersion).toBe('1.2.0');
     expect(body.items.find((item) => item.name === 'io.example.other/zulu')!.publisher).toBe('io.example.other');
@@ -371,11 +447,15 @@ describe('listings', () => {
     expect(pay.items.map((item) => item.name)).toEqual(['io.github.acme/payments', 'io.github.acme/payroll']);
     const first = (await (await env.app.request('/v1/manifests?q=pay&limit=1')).json()) as Listing;
     expect(first.items.map((item) => item.name)).toEqual(['io.github.acme/payments']);
-    const second = (await (await env.app.request(`/v1/manifests?q=pay&limit=1&cursor=${first.nextCursor}`)).json()) as Listing;
+    const second = (await (
+      await env.app.request(`/v1/manifests?q=pay&limit=1&cursor=${first.nextCursor}`)
+    ).json()) as Listing;
     expect(second.items.map((item) => item.name)).toEqual(['io.github.acme/payroll']);
     expect(second.nextCursor).toBeNull();
     expect(((await (await env.app.request('/v1/manifests?q=%25')).json()) as Listing).items).toEqual([]);
-    expect(((await (await env.app.request('/v1/manifests?q=_')).json()) as Listing).items.map((item) => item.name)).toEqual(['io.example.other/under_score']);
+    expect(
+      ((await (await env.app.request('/v1/manifests?q=_')).json()) as Listing).items.map((item) => item.name),
+    ).toEqual(['io.example.other/under_score']);
     expect(((await (await env.app.request('/v1/manifests?q=nothing-like-this')).json()) as Listing).items).toEqual([]);
   });
 
@@ -399,7 +479,10 @@ describe('listings', () => {
       ['1.2.0', 'active'],
       ['1.10.0', 'yanked'],
     ]);
-    expect(body.versions[2]).toMatchObject({ yankReason: 'bad build', digest: env.store.getVersion('io.github.acme/bravo', '1.10.0')!.digest });
+    expect(body.versions[2]).toMatchObject({
+      yankReason: 'bad build',
+      digest: env.store.getVersion('io.github.acme/bravo', '1.10.0')!.digest,
+    });
     expect(typeof body.versions[2]!['yankedAt']).toBe('string');
     expect(body.versions[0]!['yankReason']).toBeUndefined();
   });
@@ -413,12 +496,29 @@ describe('byte-exactness (property)', () => {
     await fc.assert(
       fc.asyncProperty(
         fc.string({ unit: 'grapheme', maxLength: 40 }),
-        fc.array(fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.string({ unit: 'grapheme-ascii' }), fc.boolean(), fc.constant(null)), { maxLength: 6 }),
+        fc.array(
+          fc.oneof(
+            fc.integer(),
+            fc.double({ noNaN: true, noDefaultInfinity: true }),
+            fc.string({ unit: 'grapheme-ascii' }),
+            fc.boolean(),
+            fc.constant(null),
+          ),
+          { maxLength: 6 },
+        ),
         fc.integer({ min: 0, max: 4 }),
         async (description, examples, indent) => {
           const version = `1.0.${n++}`;
           const uploaded = utf8(
-            JSON.stringify(makeManifest({ version, description, tools: [{ ...sampleTool(), inputSchema: { type: 'object', examples: [examples] } }] }), null, indent),
+            JSON.stringify(
+              makeManifest({
+                version,
+                description,
+                tools: [{ ...sampleTool(), inputSchema: { type: 'object', examples: [examples] } }],
+              }),
+              null,
+              indent,
+            ),
           );
           const expected = runPipeline(uploaded);
           const published = await postManifest(env.app, uploaded, env.token);
@@ -432,7 +532,9 @@ describe('byte-exactness (property)', () => {
           expect(response.headers.get('Repr-Digest')).toBe(reprDigestOf(bytes));
           const byDigest = await bodyBytes(await env.app.request(`/v1/blobs/${digest}`));
           expect(Buffer.from(byDigest).equals(Buffer.from(bytes))).toBe(true);
-          const attestation = await bodyBytes(await env.app.request(`/v1/manifests/io.github.acme/widgets/${version}/attestation`));
+          const attestation = await bodyBytes(
+            await env.app.request(`/v1/manifests/io.github.acme/widgets/${version}/attestation`),
+          );
           await verifyAttestation(attestation, jwks, { name: 'io.github.acme/widgets', version, digest });
         },
       ),

@@ -36,7 +36,10 @@ describe('yank', () => {
     await expectProblem(await postYank(env.app, PATH, { reason: 'x' }, 'tsk_wrong'), 'UNAUTHENTICATED');
     await expectProblem(await postYank(env.app, PATH, { reason: 'x' }, otherToken), 'FORBIDDEN');
     // Even for a version that does not exist, a foreign namespace is 403 (no existence oracle).
-    await expectProblem(await postYank(env.app, '/v1/manifests/io.github.acme/widgets/7.7.7', { reason: 'x' }, otherToken), 'FORBIDDEN');
+    await expectProblem(
+      await postYank(env.app, '/v1/manifests/io.github.acme/widgets/7.7.7', { reason: 'x' }, otherToken),
+      'FORBIDDEN',
+    );
     expect(snapshotDb(env.store)).toEqual(before);
     expect(env.store.getVersion('io.github.acme/widgets', '1.0.0')!.status).toBe('active');
     env.close();
@@ -45,12 +48,26 @@ describe('yank', () => {
   it('400 for a body without a non-empty reason; 404 for an unknown version; nothing changes', async () => {
     const { env } = await setup();
     const before = snapshotDb(env.store);
-    for (const body of [{}, { reason: 1 }, { reason: '' }, { reason: '   ' }, { reason: 'x'.repeat(1001) }, [], 'null']) {
+    for (const body of [
+      {},
+      { reason: 1 },
+      { reason: '' },
+      { reason: '   ' },
+      { reason: 'x'.repeat(1001) },
+      [],
+      'null',
+    ]) {
       await expectProblem(await postYank(env.app, PATH, body, env.token), 'BAD_REQUEST');
     }
     await expectProblem(await postYank(env.app, PATH, '{"reason":"a","reason":"b"}', env.token), 'DUPLICATE_KEY');
-    await expectProblem(await postYank(env.app, '/v1/manifests/io.github.acme/widgets/9.9.9', { reason: 'x' }, env.token), 'NOT_FOUND');
-    await expectProblem(await postYank(env.app, '/v1/manifests/io.github.acme/nothing/1.0.0', { reason: 'x' }, env.token), 'NOT_FOUND');
+    await expectProblem(
+      await postYank(env.app, '/v1/manifests/io.github.acme/widgets/9.9.9', { reason: 'x' }, env.token),
+      'NOT_FOUND',
+    );
+    await expectProblem(
+      await postYank(env.app, '/v1/manifests/io.github.acme/nothing/1.0.0', { reason: 'x' }, env.token),
+      'NOT_FOUND',
+    );
     expect(snapshotDb(env.store)).toEqual(before);
     env.close();
   });
@@ -61,7 +78,13 @@ describe('yank', () => {
     const response = await postYank(env.app, PATH, { reason: 'leaks a token in a description' }, env.token);
     expect(response.status).toBe(200);
     const body = (await response.json()) as Record<string, unknown>;
-    expect(body).toMatchObject({ name: 'io.github.acme/widgets', version: '1.0.0', digest, status: 'yanked', yankReason: 'leaks a token in a description' });
+    expect(body).toMatchObject({
+      name: 'io.github.acme/widgets',
+      version: '1.0.0',
+      digest,
+      status: 'yanked',
+      yankReason: 'leaks a token in a description',
+    });
     expect(typeof body['yankedAt']).toBe('string');
     expect(body['yankLogIndex']).toBe(before.counts['log_entries']);
     const after = snapshotDb(env.store);
@@ -70,7 +93,12 @@ describe('yank', () => {
     expect(after.counts['manifest_versions']).toBe(before.counts['manifest_versions']);
     const entry = env.store.readLogEntries(body['yankLogIndex'] as number, (body['yankLogIndex'] as number) + 1)[0]!;
     expect(entry.kind).toBe('yank');
-    expect(JSON.parse(entry.data.toString('utf8'))).toMatchObject({ type: 'toolseal.yank/v1', subject: 'io.github.acme/widgets@1.0.0', digest, reason: 'leaks a token in a description' });
+    expect(JSON.parse(entry.data.toString('utf8'))).toMatchObject({
+      type: 'toolseal.yank/v1',
+      subject: 'io.github.acme/widgets@1.0.0',
+      digest,
+      reason: 'leaks a token in a description',
+    });
 
     for (const url of [PATH, `/v1/blobs/${digest}`]) {
       const fetched = await env.newApp({ cacheBytes: 0 }).request(url);
@@ -80,14 +108,27 @@ describe('yank', () => {
     }
     // The attestation is unchanged and still served.
     const attestation = await bodyBytes(await env.app.request(`${PATH}/attestation`));
-    expect(Buffer.from(attestation).equals(env.store.getVersion('io.github.acme/widgets', '1.0.0')!.attestation)).toBe(true);
+    expect(Buffer.from(attestation).equals(env.store.getVersion('io.github.acme/widgets', '1.0.0')!.attestation)).toBe(
+      true,
+    );
 
-    const versions = (await (await env.app.request('/v1/manifests/io.github.acme/widgets')).json()) as { versions: Record<string, unknown>[] };
-    expect(versions.versions.find((v) => v['version'] === '1.0.0')).toMatchObject({ status: 'yanked', yankReason: 'leaks a token in a description' });
-    const audit = (await (await env.app.request(`/v1/attestations/${digest}`)).json()) as { bindings: Record<string, unknown>[] };
+    const versions = (await (await env.app.request('/v1/manifests/io.github.acme/widgets')).json()) as {
+      versions: Record<string, unknown>[];
+    };
+    expect(versions.versions.find((v) => v['version'] === '1.0.0')).toMatchObject({
+      status: 'yanked',
+      yankReason: 'leaks a token in a description',
+    });
+    const audit = (await (await env.app.request(`/v1/attestations/${digest}`)).json()) as {
+      bindings: Record<string, unknown>[];
+    };
     expect(audit.bindings[0]).toMatchObject({ status: 'yanked', yankReason: 'leaks a token in a description' });
     const listing = (await (await env.app.request('/v1/manifests')).json()) as { items: Record<string, unknown>[] };
-    expect(listing.items[0]).toMatchObject({ name: 'io.github.acme/widgets', latestVersion: '0.9.0', status: 'active' });
+    expect(listing.items[0]).toMatchObject({
+      name: 'io.github.acme/widgets',
+      latestVersion: '0.9.0',
+      status: 'active',
+    });
     env.close();
   });
 
@@ -103,7 +144,10 @@ describe('yank', () => {
 
   it('yanking twice is idempotent: same record, first reason kept, no new log entry', async () => {
     const { env } = await setup();
-    const first = (await (await postYank(env.app, PATH, { reason: 'first' }, env.token)).json()) as Record<string, unknown>;
+    const first = (await (await postYank(env.app, PATH, { reason: 'first' }, env.token)).json()) as Record<
+      string,
+      unknown
+    >;
     const before = snapshotDb(env.store);
     const again = await postYank(env.app, PATH, { reason: 'second' }, env.token);
     expect(again.status).toBe(200);
@@ -116,7 +160,11 @@ describe('yank', () => {
     const { env } = await setup();
     await postYank(env.app, PATH, { reason: 'first' }, env.token);
     const before = snapshotDb(env.store);
-    await expectProblem(await postManifest(env.app, manifestBytes({ description: 'fixed' }), env.token), 'VERSION_EXISTS', '/version');
+    await expectProblem(
+      await postManifest(env.app, manifestBytes({ description: 'fixed' }), env.token),
+      'VERSION_EXISTS',
+      '/version',
+    );
     const same = await postManifest(env.app, manifestBytes(), env.token);
     expect(same.status).toBe(200);
     expect(((await same.json()) as { status: string }).status).toBe('yanked');

@@ -6,7 +6,16 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { canonicalizeToBytes, type JsonValue } from '../../src/pipeline/index.ts';
 import type { AuditReport } from '../../src/host/audit.ts';
-import { dropTriggers, manifestBytes, publishOverHttp, runCli, sql, startTestRegistry, truncateLog, type TestRegistry } from './helpers.ts';
+import {
+  dropTriggers,
+  manifestBytes,
+  publishOverHttp,
+  runCli,
+  sql,
+  startTestRegistry,
+  truncateLog,
+  type TestRegistry,
+} from './helpers.ts';
 
 let t: TestRegistry;
 let stateFile: string;
@@ -28,7 +37,8 @@ function parseReport(stdout: string): AuditReport {
 
 describe('toolseal audit (subprocess)', () => {
   it('passes on an honest registry, saves the state, then refuses a truncated and regrown log with exit 1 and leaves the state alone', async () => {
-    for (const name of ['one', 'two', 'three', 'four']) expect((await publishOverHttp(t, manifestBytes(name))).status).toBe(201);
+    for (const name of ['one', 'two', 'three', 'four'])
+      expect((await publishOverHttp(t, manifestBytes(name))).status).toBe(201);
 
     const first = await runCli(['audit', '--registry', t.url, '--state', stateFile, '--json']);
     expect(first.stderr).toBe('');
@@ -47,7 +57,11 @@ describe('toolseal audit (subprocess)', () => {
       stateWritten: true,
     });
     const remembered = readFileSync(stateFile);
-    expect(JSON.parse(remembered.toString('utf8'))).toMatchObject({ type: 'toolseal.audit-state/v1', size: 5, logKey: t.registry.log.verifierString });
+    expect(JSON.parse(remembered.toString('utf8'))).toMatchObject({
+      type: 'toolseal.audit-state/v1',
+      size: 5,
+      logKey: t.registry.log.verifierString,
+    });
 
     // Human-readable, with the remembered key and nothing new.
     const again = await runCli(['audit', '--registry', t.url, '--state', stateFile]);
@@ -59,13 +73,20 @@ describe('toolseal audit (subprocess)', () => {
 
     // The operator rewrites history: back to size 2, then regrows past the remembered size with other manifests.
     truncateLog(t, 2);
-    for (const name of ['evil-1', 'evil-2', 'evil-3', 'evil-4']) expect((await publishOverHttp(t, manifestBytes(name))).status).toBe(201);
+    for (const name of ['evil-1', 'evil-2', 'evil-3', 'evil-4'])
+      expect((await publishOverHttp(t, manifestBytes(name))).status).toBe(201);
     expect(t.registry.latestCheckpoint()!.size).toBe(6);
 
     const forked = await runCli(['audit', '--registry', t.url, '--state', stateFile, '--json']);
     expect(forked.code).toBe(1);
     const refused = parseReport(forked.stdout);
-    expect(refused).toMatchObject({ ok: false, consistency: 'refused', previous: { size: 5 }, checkpoint: { size: 6 }, stateWritten: false });
+    expect(refused).toMatchObject({
+      ok: false,
+      consistency: 'refused',
+      previous: { size: 5 },
+      checkpoint: { size: 6 },
+      stateWritten: false,
+    });
     expect(refused.problems.map((p) => p.code)).toEqual(['LOG_FORK']);
     const stderrLines = forked.stderr.trim().split('\n');
     expect(stderrLines).toHaveLength(1);
@@ -90,12 +111,18 @@ describe('toolseal audit (subprocess)', () => {
 
     const { body } = await publishOverHttp(t, manifestBytes('b'));
     const index = body['logIndex'] as number;
-    const jws = JSON.parse(t.registry.store.readLogEntries(index, index + 1)[0]!.data.toString('utf8')) as { payload: string };
-    const payload = JSON.parse(Buffer.from(jws.payload, 'base64url').toString('utf8')) as { predicate: { publisher: string } };
+    const jws = JSON.parse(t.registry.store.readLogEntries(index, index + 1)[0]!.data.toString('utf8')) as {
+      payload: string;
+    };
+    const payload = JSON.parse(Buffer.from(jws.payload, 'base64url').toString('utf8')) as {
+      predicate: { publisher: string };
+    };
     payload.predicate.publisher = 'someone.else';
     jws.payload = Buffer.from(JSON.stringify(payload)).toString('base64url');
     dropTriggers(t, 'log_entries_no_update');
-    sql(t).prepare('UPDATE log_entries SET data = ? WHERE idx = ?').run(Buffer.from(canonicalizeToBytes(jws as unknown as JsonValue)), index);
+    sql(t)
+      .prepare('UPDATE log_entries SET data = ? WHERE idx = ?')
+      .run(Buffer.from(canonicalizeToBytes(jws as unknown as JsonValue)), index);
 
     const tampered = await runCli(['audit', '--registry', t.url, '--state', stateFile, '--json']);
     expect(tampered.code).toBe(1);

@@ -53,13 +53,22 @@ export function manifestBytes(name: string, version = '1.0.0', description = `To
       name: `${NAMESPACE}/${name}`,
       version,
       description,
-      tools: [{ name: 'run', description: `Runs ${name}`, inputSchema: { type: 'object', properties: { q: { type: 'string' } } } }],
+      tools: [
+        {
+          name: 'run',
+          description: `Runs ${name}`,
+          inputSchema: { type: 'object', properties: { q: { type: 'string' } } },
+        },
+      ],
     }),
   );
 }
 
 /** POST /v1/manifests; returns status and parsed body. */
-export async function publishOverHttp(t: TestRegistry, bytes: Uint8Array): Promise<{ status: number; body: Record<string, unknown> }> {
+export async function publishOverHttp(
+  t: TestRegistry,
+  bytes: Uint8Array,
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const response = await fetch(`${t.url}/v1/manifests`, {
     method: 'POST',
     body: bytes,
@@ -70,7 +79,9 @@ export async function publishOverHttp(t: TestRegistry, bytes: Uint8Array): Promi
 
 /** Publish many manifests in-process (concurrently: the registry batches their checkpoints). */
 export async function publishMany(t: TestRegistry, prefix: string, count: number): Promise<void> {
-  await Promise.all(Array.from({ length: count }, (_, i) => t.registry.publish(manifestBytes(`${prefix}-${i}`), t.publisher)));
+  await Promise.all(
+    Array.from({ length: count }, (_, i) => t.registry.publish(manifestBytes(`${prefix}-${i}`), t.publisher)),
+  );
 }
 
 /** Raw SQL on the registry's database (better-sqlite3), bypassing the store. */
@@ -88,7 +99,13 @@ export function dropTriggers(t: TestRegistry, ...names: string[]): void {
  * tree from size k on. The caller then publishes new manifests.
  */
 export function truncateLog(t: TestRegistry, k: number): void {
-  dropTriggers(t, 'log_entries_no_delete', 'log_nodes_no_delete', 'log_checkpoints_no_delete', 'manifest_versions_no_delete');
+  dropTriggers(
+    t,
+    'log_entries_no_delete',
+    'log_nodes_no_delete',
+    'log_checkpoints_no_delete',
+    'manifest_versions_no_delete',
+  );
   const db = sql(t);
   db.prepare('DELETE FROM log_entries WHERE idx >= ?').run(k);
   db.prepare('DELETE FROM log_nodes WHERE (idx + 1) * (1 << level) > ?').run(k);
@@ -105,9 +122,14 @@ export interface CliResult {
 /** Run `node bin/toolseal.js ...args` asynchronously (the in-process server keeps serving meanwhile). */
 export function runCli(args: string[]): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [join(repoRoot, 'bin', 'toolseal.js'), ...args], { cwd: repoRoot, timeout: 60_000 }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
-      resolve({ code, stdout: String(stdout), stderr: String(stderr) });
-    });
+    execFile(
+      process.execPath,
+      [join(repoRoot, 'bin', 'toolseal.js'), ...args],
+      { cwd: repoRoot, timeout: 60_000 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
+        resolve({ code, stdout: String(stdout), stderr: String(stderr) });
+      },
+    );
   });
 }

@@ -23,7 +23,15 @@ import {
 } from '../../src/log/index.ts';
 import { bodyOf } from '../../src/registry/index.ts';
 import { naiveRootHash } from '../log/helpers.ts';
-import { dropTriggers, manifestBytes, publishMany, publishOverHttp, sql, startTestRegistry, type TestRegistry } from './helpers.ts';
+import {
+  dropTriggers,
+  manifestBytes,
+  publishMany,
+  publishOverHttp,
+  sql,
+  startTestRegistry,
+  type TestRegistry,
+} from './helpers.ts';
 
 let t: TestRegistry;
 
@@ -41,7 +49,11 @@ function b64(text: string): Uint8Array {
 
 async function getBytes(path: string): Promise<{ status: number; bytes: Uint8Array; type: string | null }> {
   const response = await fetch(`${t.url}${path}`);
-  return { status: response.status, bytes: new Uint8Array(await response.arrayBuffer()), type: response.headers.get('content-type') };
+  return {
+    status: response.status,
+    bytes: new Uint8Array(await response.arrayBuffer()),
+    type: response.headers.get('content-type'),
+  };
 }
 
 async function getJson(path: string): Promise<{ status: number; body: Record<string, unknown> }> {
@@ -83,9 +95,13 @@ describe('publish response and auditor query carry verifiable inclusion proofs',
       // The leaf is the exact attestation bytes, as served (JCS of the flattened JWS).
       const served = await getBytes(`/v1/manifests/${String(body['name'])}/1.0.0/attestation`);
       const attestation = served.bytes;
-      expect(Buffer.from(canonicalizeToBytes(body['attestation'] as JsonValue)).equals(Buffer.from(attestation))).toBe(true);
+      expect(Buffer.from(canonicalizeToBytes(body['attestation'] as JsonValue)).equals(Buffer.from(attestation))).toBe(
+        true,
+      );
       const leafHash = hashLeaf(attestation);
-      expect(Buffer.from(leafHash).equals(t.registry.store.readLogEntries(logIndex, logIndex + 1)[0]!.leafHash)).toBe(true);
+      expect(Buffer.from(leafHash).equals(t.registry.store.readLogEntries(logIndex, logIndex + 1)[0]!.leafHash)).toBe(
+        true,
+      );
 
       const proof = body['inclusionProof'] as InclusionJson;
       expect(proof.index).toBe(logIndex);
@@ -101,7 +117,9 @@ describe('publish response and auditor query carry verifiable inclusion proofs',
       // The proof text carries the same signed checkpoint, verbatim.
       expect(parseTlogProof(body['tlogProof'] as string).checkpoint).toBe(proof.checkpoint);
       // Another leaf's hash, or another index, does not verify.
-      expect(() => verifyTlogProof(body['tlogProof'] as string, hashLeaf(new Uint8Array([1])), key)).toThrow(ToolsealError);
+      expect(() => verifyTlogProof(body['tlogProof'] as string, hashLeaf(new Uint8Array([1])), key)).toThrow(
+        ToolsealError,
+      );
     }
   });
 
@@ -151,7 +169,13 @@ describe('publish response and auditor query carry verifiable inclusion proofs',
     // The older checkpoint from the publish response is consistent with the newer one.
     const older = verifyCheckpoint((published['inclusionProof'] as InclusionJson).checkpoint, key);
     const consistency = await getJson(`/v1/log/proof/consistency?from=${older.size}&to=${checkpoint.size}`);
-    verifyConsistencyProof(older.size, checkpoint.size, older.rootHash, checkpoint.rootHash, (consistency.body['hashes'] as string[]).map(b64));
+    verifyConsistencyProof(
+      older.size,
+      checkpoint.size,
+      older.rootHash,
+      checkpoint.rootHash,
+      (consistency.body['hashes'] as string[]).map(b64),
+    );
   });
 });
 
@@ -159,7 +183,10 @@ describe('proof endpoints', () => {
   it('every inclusion and consistency proof up to the latest checkpoint verifies against independently computed roots', async () => {
     await publishMany(t, 'p', 12);
     const latest = verifyCheckpoint(t.registry.latestCheckpoint()!.note, await logKey());
-    const served = verifyCheckpoint(new TextDecoder().decode((await getBytes('/v1/log/checkpoint')).bytes), t.registry.log.verifierString);
+    const served = verifyCheckpoint(
+      new TextDecoder().decode((await getBytes('/v1/log/checkpoint')).bytes),
+      t.registry.log.verifierString,
+    );
     expect(served.size).toBe(latest.size);
     const n = latest.size;
     expect(n).toBe(13);
@@ -196,7 +223,9 @@ describe('proof endpoints', () => {
     await expectBadRequest('/v1/log/proof/consistency?from=0&to=1');
     await expectBadRequest('/v1/log/proof/inclusion?index=-1&size=1');
     // A leaf appended but not yet checkpointed: the tree exists in the store, but no proof may reach it.
-    t.registry.store.transaction(() => t.registry.log.appendLeaf('yank', new TextEncoder().encode('{"unsigned":true}')));
+    t.registry.store.transaction(() =>
+      t.registry.log.appendLeaf('yank', new TextEncoder().encode('{"unsigned":true}')),
+    );
     expect(t.registry.store.getLogSize()).toBe(size + 1);
     await expectBadRequest(`/v1/log/proof/inclusion?index=${size}&size=${size + 1}`);
     await expectBadRequest(`/v1/log/proof/consistency?from=${size}&to=${size + 1}`);
@@ -275,7 +304,9 @@ describe('the checkpoint signer never signs an inconsistent tree', () => {
     // What is served is still the last consistent checkpoint.
     const served = verifyCheckpoint(new TextDecoder().decode((await getBytes('/v1/log/checkpoint')).bytes), key);
     expect(served.size).toBe(2);
-    expect(Buffer.from(served.rootHash).equals(Buffer.from(parseCheckpoint(bodyOf(previous.note)).rootHash))).toBe(true);
+    expect(Buffer.from(served.rootHash).equals(Buffer.from(parseCheckpoint(bodyOf(previous.note)).rootHash))).toBe(
+      true,
+    );
     // A publish now fails rather than answering with an unsigned or inconsistent proof.
     const { status, body } = await publishOverHttp(t, manifestBytes('two'));
     expect(status).toBe(500);

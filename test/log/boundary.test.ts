@@ -16,7 +16,8 @@ describe('src/log dependencies', () => {
 
   it.each(files)('%s imports only node:crypto, src/errors.ts and src/log', (file) => {
     for (const specifier of importsOf(file)) {
-      const allowed = specifier === 'node:crypto' || specifier === '../errors.ts' || /^\.\/[a-z-]+\.ts$/.test(specifier);
+      const allowed =
+        specifier === 'node:crypto' || specifier === '../errors.ts' || /^\.\/[a-z-]+\.ts$/.test(specifier);
       expect(allowed, `${file} imports ${specifier}`).toBe(true);
     }
   });

@@ -30,12 +30,15 @@ describe('checkpoint text', () => {
   it('round-trips, with and without extension lines', () => {
     fc.assert(
       fc.property(
-        fc.string({ minLength: 1, maxLength: 30 }).filter((s) => !/[\u0000-\u001f]/.test(s) && !/[\uD800-\uDFFF]/.test(s)),
+        fc
+          .string({ minLength: 1, maxLength: 30 })
+          .filter((s) => !/[\u0000-\u001f]/.test(s) && !/[\uD800-\uDFFF]/.test(s)),
         fc.nat({ max: Number.MAX_SAFE_INTEGER }),
         fc.uint8Array({ minLength: 32, maxLength: 32 }),
         fc.array(fc.stringMatching(/^[a-z0-9 ]{1,10}$/), { maxLength: 3 }),
         (origin, size, rootHash, extensions) => {
-          const checkpoint = extensions.length > 0 ? { origin, size, rootHash, extensions } : { origin, size, rootHash };
+          const checkpoint =
+            extensions.length > 0 ? { origin, size, rootHash, extensions } : { origin, size, rootHash };
           const parsed = parseCheckpoint(formatCheckpoint(checkpoint));
           expect({ ...parsed, rootHash: hex(parsed.rootHash) }).toEqual({ ...checkpoint, rootHash: hex(rootHash) });
         },
@@ -62,7 +65,9 @@ describe('checkpoint text', () => {
     expect(codeOf(() => formatCheckpoint({ origin: 'a\nb', size: 1, rootHash: root(1) }))).toBe('BAD_REQUEST');
     expect(codeOf(() => formatCheckpoint({ origin: ORIGIN, size: -1, rootHash: root(1) }))).toBe('BAD_REQUEST');
     expect(codeOf(() => formatCheckpoint({ origin: ORIGIN, size: 1, rootHash: root(1).slice(1) }))).toBe('BAD_REQUEST');
-    expect(codeOf(() => formatCheckpoint({ origin: ORIGIN, size: 1, rootHash: root(1), extensions: [''] }))).toBe('BAD_REQUEST');
+    expect(codeOf(() => formatCheckpoint({ origin: ORIGIN, size: 1, rootHash: root(1), extensions: [''] }))).toBe(
+      'BAD_REQUEST',
+    );
   });
 });
 
@@ -83,7 +88,11 @@ describe('signed checkpoints', () => {
   });
 
   it('signCheckpoint refuses to sign a rollback', () => {
-    expect(codeOf(() => signCheckpoint({ origin: ORIGIN, size: 2, rootHash: root(2) }, signer, { size: 3, rootHash: root(3) }, []))).toBe('LOG_INCONSISTENT');
+    expect(
+      codeOf(() =>
+        signCheckpoint({ origin: ORIGIN, size: 2, rootHash: root(2) }, signer, { size: 3, rootHash: root(3) }, []),
+      ),
+    ).toBe('LOG_INCONSISTENT');
   });
 });
 
@@ -97,41 +106,76 @@ describe('assertCheckpointConsistent', () => {
     expect(codeOf(() => assertCheckpointConsistent(head(0), head(7), []))).toBeUndefined();
     for (let from = 1; from < 20; from++) {
       for (let to = from; to <= 20; to++) {
-        expect(codeOf(() => assertCheckpointConsistent(head(from), head(to), generateConsistencyProof(store, from, to)))).toBeUndefined();
+        expect(
+          codeOf(() => assertCheckpointConsistent(head(from), head(to), generateConsistencyProof(store, from, to))),
+        ).toBeUndefined();
       }
     }
   });
 
   it('refuses a rollback', () => {
     expect(codeOf(() => assertCheckpointConsistent(head(7), head(6), []))).toBe('LOG_INCONSISTENT');
-    expect(codeOf(() => assertCheckpointConsistent(head(7), { size: 0, rootHash: hashEmpty() }, []))).toBe('LOG_INCONSISTENT');
+    expect(codeOf(() => assertCheckpointConsistent(head(7), { size: 0, rootHash: hashEmpty() }, []))).toBe(
+      'LOG_INCONSISTENT',
+    );
   });
 
   it('refuses a fork: same size, different root', () => {
-    expect(codeOf(() => assertCheckpointConsistent(head(7), { size: 7, rootHash: flipBit(head(7).rootHash, 0) }, []))).toBe('LOG_INCONSISTENT');
+    expect(
+      codeOf(() => assertCheckpointConsistent(head(7), { size: 7, rootHash: flipBit(head(7).rootHash, 0) }, [])),
+    ).toBe('LOG_INCONSISTENT');
     expect(codeOf(() => assertCheckpointConsistent(head(7), head(7), []))).toBeUndefined();
   });
 
   it('refuses a bad, empty or mismatched consistency proof', () => {
     const proof = generateConsistencyProof(store, 7, 12);
-    expect(codeOf(() => assertCheckpointConsistent(head(7), head(12), proof.map((h, i) => (i === 1 ? flipBit(h, 9) : h))))).toBe('LOG_INCONSISTENT');
+    expect(
+      codeOf(() =>
+        assertCheckpointConsistent(
+          head(7),
+          head(12),
+          proof.map((h, i) => (i === 1 ? flipBit(h, 9) : h)),
+        ),
+      ),
+    ).toBe('LOG_INCONSISTENT');
     expect(codeOf(() => assertCheckpointConsistent(head(7), head(12), []))).toBe('LOG_INCONSISTENT');
     expect(codeOf(() => assertCheckpointConsistent(head(7), head(13), proof))).toBe('LOG_INCONSISTENT');
     // A forked tree of size 12 that keeps the first 7 leaves but changes the rest.
-    const fork = buildStore([...Array.from({ length: 7 }, (_, i) => new Uint8Array([i])), ...Array.from({ length: 5 }, () => new Uint8Array([99]))]);
-    expect(codeOf(() => assertCheckpointConsistent(head(7), { size: 12, rootHash: computeRootHash(fork, 12) }, proof))).toBe('LOG_INCONSISTENT');
-    expect(codeOf(() => assertCheckpointConsistent(head(7), { size: 12, rootHash: computeRootHash(fork, 12) }, generateConsistencyProof(fork, 7, 12)))).toBeUndefined();
+    const fork = buildStore([
+      ...Array.from({ length: 7 }, (_, i) => new Uint8Array([i])),
+      ...Array.from({ length: 5 }, () => new Uint8Array([99])),
+    ]);
+    expect(
+      codeOf(() => assertCheckpointConsistent(head(7), { size: 12, rootHash: computeRootHash(fork, 12) }, proof)),
+    ).toBe('LOG_INCONSISTENT');
+    expect(
+      codeOf(() =>
+        assertCheckpointConsistent(
+          head(7),
+          { size: 12, rootHash: computeRootHash(fork, 12) },
+          generateConsistencyProof(fork, 7, 12),
+        ),
+      ),
+    ).toBeUndefined();
     // A history rewrite: a different size-7 tree cannot be extended to ours.
     const rewritten = buildStore(Array.from({ length: 12 }, (_, i) => new Uint8Array([i === 3 ? 42 : i])));
-    expect(codeOf(() => assertCheckpointConsistent({ size: 7, rootHash: computeRootHash(rewritten, 7) }, head(12), proof))).toBe('LOG_INCONSISTENT');
+    expect(
+      codeOf(() => assertCheckpointConsistent({ size: 7, rootHash: computeRootHash(rewritten, 7) }, head(12), proof)),
+    ).toBe('LOG_INCONSISTENT');
   });
 
   it('refuses malformed heads and a proof where none applies', () => {
-    expect(codeOf(() => assertCheckpointConsistent(undefined, { size: 0, rootHash: root(1) }, []))).toBe('LOG_INCONSISTENT');
-    expect(codeOf(() => assertCheckpointConsistent(undefined, { size: 3, rootHash: root(1).slice(1) }, []))).toBe('LOG_INCONSISTENT');
+    expect(codeOf(() => assertCheckpointConsistent(undefined, { size: 0, rootHash: root(1) }, []))).toBe(
+      'LOG_INCONSISTENT',
+    );
+    expect(codeOf(() => assertCheckpointConsistent(undefined, { size: 3, rootHash: root(1).slice(1) }, []))).toBe(
+      'LOG_INCONSISTENT',
+    );
     expect(codeOf(() => assertCheckpointConsistent(undefined, head(3), [root(1)]))).toBe('LOG_INCONSISTENT');
     expect(codeOf(() => assertCheckpointConsistent(head(3), head(3), [root(1)]))).toBe('LOG_INCONSISTENT');
-    expect(codeOf(() => assertCheckpointConsistent(head(3), { size: 2.5, rootHash: root(1) }, []))).toBe('LOG_INCONSISTENT');
+    expect(codeOf(() => assertCheckpointConsistent(head(3), { size: 2.5, rootHash: root(1) }, []))).toBe(
+      'LOG_INCONSISTENT',
+    );
   });
 
   it('keeps the proof failure as the cause', () => {

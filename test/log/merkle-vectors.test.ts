@@ -21,7 +21,13 @@ const VECTORS = fileURLToPath(new URL('../vectors/merkle/', import.meta.url));
 
 function listJsonFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true })
-    .flatMap((entry) => (entry.isDirectory() ? listJsonFiles(join(dir, entry.name)) : entry.name.endsWith('.json') ? [join(dir, entry.name)] : []))
+    .flatMap((entry) =>
+      entry.isDirectory()
+        ? listJsonFiles(join(dir, entry.name))
+        : entry.name.endsWith('.json')
+          ? [join(dir, entry.name)]
+          : [],
+    )
     .sort();
 }
 
@@ -34,7 +40,10 @@ function decodeProof(value: unknown): Uint8Array[] {
 }
 
 describe('roots.json', () => {
-  const { leafInputsHex, rootsHex } = readJson(join(VECTORS, 'roots.json')) as { leafInputsHex: string[]; rootsHex: string[] };
+  const { leafInputsHex, rootsHex } = readJson(join(VECTORS, 'roots.json')) as {
+    leafInputsHex: string[];
+    rootsHex: string[];
+  };
   const leaves = leafInputsHex.map((h) => new Uint8Array(Buffer.from(h, 'hex')));
 
   it('has a root for every N = 0..8', () => {
@@ -67,14 +76,26 @@ describe('inclusion vectors', () => {
     it(name, () => {
       const v = readJson(file);
       const run = (): void =>
-        verifyInclusionProof(fromBase64(v.leafHash as string), v.leafIdx as number, v.treeSize as number, decodeProof(v.proof), fromBase64(v.root as string));
+        verifyInclusionProof(
+          fromBase64(v.leafHash as string),
+          v.leafIdx as number,
+          v.treeSize as number,
+          decodeProof(v.proof),
+          fromBase64(v.root as string),
+        );
       if (v.wantErr === true) {
         expect(codeOf(run)).toBe('PROOF_INVALID');
       } else {
         expect(codeOf(run)).toBeUndefined();
       }
       expect(
-        isInclusionProofValid(fromBase64(v.leafHash as string), v.leafIdx as number, v.treeSize as number, decodeProof(v.proof), fromBase64(v.root as string)),
+        isInclusionProofValid(
+          fromBase64(v.leafHash as string),
+          v.leafIdx as number,
+          v.treeSize as number,
+          decodeProof(v.proof),
+          fromBase64(v.root as string),
+        ),
       ).toBe(v.wantErr !== true);
     });
   }
@@ -88,7 +109,13 @@ describe('consistency vectors', () => {
     const name = relative(VECTORS, file);
     it(name, () => {
       const v = readJson(file);
-      const args = [v.size1 as number, v.size2 as number, fromBase64(v.root1 as string), fromBase64(v.root2 as string), decodeProof(v.proof)] as const;
+      const args = [
+        v.size1 as number,
+        v.size2 as number,
+        fromBase64(v.root1 as string),
+        fromBase64(v.root2 as string),
+        decodeProof(v.proof),
+      ] as const;
       const run = (): void => verifyConsistencyProof(...args);
       if (v.wantErr === true) {
         expect(codeOf(run)).toBe('PROOF_INVALID');
@@ -101,10 +128,14 @@ describe('consistency vectors', () => {
 });
 
 describe('generated proofs equal the happy-path vectors built over the roots.json leaves', () => {
-  const { leafInputsHex, rootsHex } = readJson(join(VECTORS, 'roots.json')) as { leafInputsHex: string[]; rootsHex: string[] };
+  const { leafInputsHex, rootsHex } = readJson(join(VECTORS, 'roots.json')) as {
+    leafInputsHex: string[];
+    rootsHex: string[];
+  };
   const store = createMemoryNodeStore();
   for (const h of leafInputsHex) store.append(hashLeaf(new Uint8Array(Buffer.from(h, 'hex'))));
-  const happy = (kind: string): string[] => listJsonFiles(join(VECTORS, kind)).filter((f) => f.endsWith('happy-path.json'));
+  const happy = (kind: string): string[] =>
+    listJsonFiles(join(VECTORS, kind)).filter((f) => f.endsWith('happy-path.json'));
 
   for (const file of happy('inclusion')) {
     const v = readJson(file);
@@ -118,7 +149,8 @@ describe('generated proofs equal the happy-path vectors built over the roots.jso
   for (const file of happy('consistency')) {
     const v = readJson(file);
     const [m, n] = [v.size1 as number, v.size2 as number];
-    if (hex(fromBase64(v.root1 as string)) !== rootsHex[m] || hex(fromBase64(v.root2 as string)) !== rootsHex[n]) continue;
+    if (hex(fromBase64(v.root1 as string)) !== rootsHex[m] || hex(fromBase64(v.root2 as string)) !== rootsHex[n])
+      continue;
     it(`consistency ${relative(VECTORS, file)}: ${m} -> ${n}`, () => {
       expect(generateConsistencyProof(store, m, n).map(hex)).toEqual(decodeProof(v.proof).map(hex));
     });

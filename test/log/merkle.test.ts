@@ -236,7 +236,13 @@ describe('consistency proofs (RFC 9162 §2.1.4)', () => {
       fc.property(treeWithOldSize, ({ leaves, fromSize }) => {
         const store = buildStore(leaves);
         const proof = generateConsistencyProof(store, fromSize, leaves.length);
-        verifyConsistencyProof(fromSize, leaves.length, naiveRootHash(leaves.slice(0, fromSize)), naiveRootHash(leaves), proof);
+        verifyConsistencyProof(
+          fromSize,
+          leaves.length,
+          naiveRootHash(leaves.slice(0, fromSize)),
+          naiveRootHash(leaves),
+          proof,
+        );
       }),
       { numRuns: 200 },
     );
@@ -296,7 +302,9 @@ describe('consistency proofs (RFC 9162 §2.1.4)', () => {
         if (n - fromSize > 1) {
           const otherTo = fromSize + 1 + (other % (n - fromSize - 1));
           const same = generateConsistencyProof(store, fromSize, otherTo).map(hex).join() === key;
-          expect(isConsistencyProofValid(fromSize, otherTo, oldRoot, computeRootHash(store, otherTo), proof)).toBe(same);
+          expect(isConsistencyProofValid(fromSize, otherTo, oldRoot, computeRootHash(store, otherTo), proof)).toBe(
+            same,
+          );
         }
         expect(isConsistencyProofValid(fromSize, n, newRoot, oldRoot, proof)).toBe(false);
         expect(isConsistencyProofValid(fromSize, n, oldRoot, newRoot, proof.slice(1))).toBe(false);

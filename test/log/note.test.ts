@@ -20,7 +20,8 @@ const GO_SIGNER_KEY = 'PRIVATE+KEY+PeterNeumann+c74f20a3+AYEKFALVFGyNhPJEMzD1QID
 const GO_VERIFIER_KEY = 'PeterNeumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW';
 const GO_TEXT = "If you think cryptography is the answer to your problem,\nthen you don't know what your problem is.\n";
 const GO_NOTE =
-  GO_TEXT + '\n\u2014 PeterNeumann x08go/ZJkuBS9UG/SffcvIAQxVBtiFupLLr8pAcElZInNIuGUgYN1FFYC2pZSNXgKvqfqdngotpRZb6KE6RyyBwJnAM=\n';
+  GO_TEXT +
+  '\n\u2014 PeterNeumann x08go/ZJkuBS9UG/SffcvIAQxVBtiFupLLr8pAcElZInNIuGUgYN1FFYC2pZSNXgKvqfqdngotpRZb6KE6RyyBwJnAM=\n';
 
 /** Ed25519 private key from a 32-byte seed (RFC 8410 PKCS#8 wrapping). */
 function privateKeyFromSeed(seed: Uint8Array): KeyObject {
@@ -52,7 +53,10 @@ describe('Go sumdb/note interoperability', () => {
   });
 
   it('verifies the Go example note with the Go verifier string', () => {
-    expect(verifyNote(GO_NOTE, GO_VERIFIER_KEY)).toEqual({ body: GO_TEXT, verifiedBy: [{ name: 'PeterNeumann', keyId: 0xc74f20a3 }] });
+    expect(verifyNote(GO_NOTE, GO_VERIFIER_KEY)).toEqual({
+      body: GO_TEXT,
+      verifiedBy: [{ name: 'PeterNeumann', keyId: 0xc74f20a3 }],
+    });
   });
 
   it('parses the Go verifier string', () => {
@@ -75,7 +79,9 @@ describe('key ID and verifier string from first principles', () => {
         expect(computeKeyId(name, publicKey)).toBe(want);
         expect(computeKeyId(name, raw)).toBe(want);
         const typed = Buffer.concat([Buffer.from([0x01]), raw]).toString('base64');
-        expect(formatVerifierString(name, publicKey)).toBe(`${name}+${Buffer.from(digest.subarray(0, 4)).toString('hex')}+${typed}`);
+        expect(formatVerifierString(name, publicKey)).toBe(
+          `${name}+${Buffer.from(digest.subarray(0, 4)).toString('hex')}+${typed}`,
+        );
       }),
       { numRuns: 20 },
     );
@@ -92,7 +98,10 @@ describe('key ID and verifier string from first principles', () => {
 
 describe('sign and verify', () => {
   const bodyArb = fc
-    .array(fc.string({ unit: 'grapheme', maxLength: 20 }).filter((line) => !/[\u0000-\u001f]/.test(line)), { minLength: 1, maxLength: 5 })
+    .array(
+      fc.string({ unit: 'grapheme', maxLength: 20 }).filter((line) => !/[\u0000-\u001f]/.test(line)),
+      { minLength: 1, maxLength: 5 },
+    )
     .map((lines) => lines.map((line) => `${line}\n`).join(''));
 
   it('round-trips any valid body', () => {
@@ -113,7 +122,9 @@ describe('sign and verify', () => {
     const verifier = formatVerifierString(signer.name, signer.publicKey);
     const note = signNote('example.com/log\n5\nAAAA\n', signer);
     expect(codeOf(() => verifyNote(note.replace('\n5\n', '\n6\n'), verifier))).toBe('SIGNATURE_INVALID');
-    expect(codeOf(() => verifyNote(GO_NOTE.replace('cryptography', 'cryptographY'), GO_VERIFIER_KEY))).toBe('SIGNATURE_INVALID');
+    expect(codeOf(() => verifyNote(GO_NOTE.replace('cryptography', 'cryptographY'), GO_VERIFIER_KEY))).toBe(
+      'SIGNATURE_INVALID',
+    );
   });
 
   it('a signature by another key is not accepted', () => {
@@ -126,7 +137,9 @@ describe('sign and verify', () => {
     const forged = Buffer.alloc(68);
     forged.writeUInt32BE(computeKeyId(trusted.name, trusted.publicKey), 0);
     forged.set(sign(null, Buffer.from('hello\n'), other.privateKey), 4);
-    expect(codeOf(() => verifyNote(`hello\n\n\u2014 example.com/log ${forged.toString('base64')}\n`, verifier))).toBe('SIGNATURE_INVALID');
+    expect(codeOf(() => verifyNote(`hello\n\n\u2014 example.com/log ${forged.toString('base64')}\n`, verifier))).toBe(
+      'SIGNATURE_INVALID',
+    );
   });
 
   it('ignores unknown signatures and needs one trusted signature', () => {
@@ -135,9 +148,13 @@ describe('sign and verify', () => {
     const note = signNote('hello\n', [witness, log]);
     const logKey = formatVerifierString(log.name, log.publicKey);
     const witnessKey = formatVerifierString(witness.name, witness.publicKey);
-    expect(verifyNote(note, logKey).verifiedBy).toEqual([{ name: log.name, keyId: computeKeyId(log.name, log.publicKey) }]);
+    expect(verifyNote(note, logKey).verifiedBy).toEqual([
+      { name: log.name, keyId: computeKeyId(log.name, log.publicKey) },
+    ]);
     expect(verifyNote(note, [logKey, witnessKey]).verifiedBy).toHaveLength(2);
-    expect(codeOf(() => verifyNote(note, formatVerifierString('other.example', newSigner('x').publicKey)))).toBe('UNKNOWN_KEY');
+    expect(codeOf(() => verifyNote(note, formatVerifierString('other.example', newSigner('x').publicKey)))).toBe(
+      'UNKNOWN_KEY',
+    );
     expect(codeOf(() => verifyNote(note, []))).toBe('UNKNOWN_KEY');
   });
 
@@ -184,7 +201,8 @@ describe('malformed notes and keys', () => {
 
   it('key names follow the spec', () => {
     expect(isValidKeyName('example.com/log')).toBe(true);
-    for (const bad of ['', 'a b', 'a+b', 'a\tb', 'a\u00a0b', 'a\u2003b', 'a\u0085b']) expect(isValidKeyName(bad)).toBe(false);
+    for (const bad of ['', 'a b', 'a+b', 'a\tb', 'a\u00a0b', 'a\u2003b', 'a\u0085b'])
+      expect(isValidKeyName(bad)).toBe(false);
   });
 
   it('signNote refuses bad bodies, names and keys', () => {
@@ -193,7 +211,11 @@ describe('malformed notes and keys', () => {
     expect(codeOf(() => signNote('tab\there\n', signer))).toBe('BAD_REQUEST');
     expect(codeOf(() => signNote('ok\n', { ...signer, name: 'has space' }))).toBe('BAD_REQUEST');
     expect(codeOf(() => signNote('ok\n', { ...signer, name: 'has+plus' }))).toBe('BAD_REQUEST');
-    expect(codeOf(() => signNote('ok\n', { name: 'x', privateKey: generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey }))).toBe('BAD_REQUEST');
+    expect(
+      codeOf(() =>
+        signNote('ok\n', { name: 'x', privateKey: generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey }),
+      ),
+    ).toBe('BAD_REQUEST');
     expect(codeOf(() => signNote('ok\n', { name: 'x', privateKey: signer.publicKey }))).toBe('BAD_REQUEST');
     expect(codeOf(() => signNote('ok\n', []))).toBe('BAD_REQUEST');
   });

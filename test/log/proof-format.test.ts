@@ -20,7 +20,10 @@ const { privateKey, publicKey } = generateKeyPairSync('ed25519');
 const verifier = formatVerifierString(ORIGIN, publicKey);
 const leaves = Array.from({ length: 11 }, (_, i) => new TextEncoder().encode(`entry ${i}`));
 const store = buildStore(leaves);
-const checkpoint = signNote(formatCheckpoint({ origin: ORIGIN, size: 11, rootHash: computeRootHash(store, 11) }), { name: ORIGIN, privateKey });
+const checkpoint = signNote(formatCheckpoint({ origin: ORIGIN, size: 11, rootHash: computeRootHash(store, 11) }), {
+  name: ORIGIN,
+  privateKey,
+});
 
 describe('tlog-proof text', () => {
   it('has the layout of the spec', () => {
@@ -82,13 +85,23 @@ describe('verifyTlogProof', () => {
     const proof = generateInclusionProof(store, 6, 11);
     const text = formatTlogProof({ index: 6, proof, checkpoint });
     expect(codeOf(() => verifyTlogProof(text, hashLeaf(leaves[5]!), verifier))).toBe('PROOF_INVALID');
-    expect(codeOf(() => verifyTlogProof(text.replace('index 6', 'index 7'), hashLeaf(leaves[6]!), verifier))).toBe('PROOF_INVALID');
-    const tampered = formatTlogProof({ index: 6, proof: proof.map((h, i) => (i === 0 ? flipBit(h, 0) : h)), checkpoint });
+    expect(codeOf(() => verifyTlogProof(text.replace('index 6', 'index 7'), hashLeaf(leaves[6]!), verifier))).toBe(
+      'PROOF_INVALID',
+    );
+    const tampered = formatTlogProof({
+      index: 6,
+      proof: proof.map((h, i) => (i === 0 ? flipBit(h, 0) : h)),
+      checkpoint,
+    });
     expect(codeOf(() => verifyTlogProof(tampered, hashLeaf(leaves[6]!), verifier))).toBe('PROOF_INVALID');
     const otherKey = formatVerifierString(ORIGIN, generateKeyPairSync('ed25519').publicKey);
     expect(codeOf(() => verifyTlogProof(text, hashLeaf(leaves[6]!), otherKey))).toBe('UNKNOWN_KEY');
-    expect(codeOf(() => verifyTlogProof(text.replace('\n11\n', '\n12\n'), hashLeaf(leaves[6]!), verifier))).toBe('SIGNATURE_INVALID');
-    expect(codeOf(() => verifyTlogProof(text, hashLeaf(leaves[6]!), verifier, { origin: 'other.example/log' }))).toBe('PROOF_INVALID');
+    expect(codeOf(() => verifyTlogProof(text.replace('\n11\n', '\n12\n'), hashLeaf(leaves[6]!), verifier))).toBe(
+      'SIGNATURE_INVALID',
+    );
+    expect(codeOf(() => verifyTlogProof(text, hashLeaf(leaves[6]!), verifier, { origin: 'other.example/log' }))).toBe(
+      'PROOF_INVALID',
+    );
   });
 
   it('format refuses bad input', () => {

@@ -43,10 +43,15 @@ describe('tile paths', () => {
 
   it('parses what it formats', () => {
     fc.assert(
-      fc.property(fc.nat({ max: 63 }), fc.nat({ max: Number.MAX_SAFE_INTEGER }), fc.integer({ min: 1, max: 256 }), (level, index, width) => {
-        expect(parseTilePath(formatTilePath(level, index, width))).toEqual({ kind: 'hashes', level, index, width });
-        expect(parseTilePath(formatEntryBundlePath(index, width))).toEqual({ kind: 'entries', index, width });
-      }),
+      fc.property(
+        fc.nat({ max: 63 }),
+        fc.nat({ max: Number.MAX_SAFE_INTEGER }),
+        fc.integer({ min: 1, max: 256 }),
+        (level, index, width) => {
+          expect(parseTilePath(formatTilePath(level, index, width))).toEqual({ kind: 'hashes', level, index, width });
+          expect(parseTilePath(formatEntryBundlePath(index, width))).toEqual({ kind: 'entries', index, width });
+        },
+      ),
     );
     expect(parseTilePath('tile/0/x001/x234/067.p/5')).toEqual({ kind: 'hashes', level: 0, index: 1234067, width: 5 });
   });
@@ -128,7 +133,8 @@ describe('tile contents', () => {
 
   it('a tile hash is the Merkle root of the tile below it', () => {
     let level = splitTileHashes(readTile(store, 0, 2, 256));
-    while (level.length > 1) level = Array.from({ length: level.length / 2 }, (_, i) => hashChildren(level[2 * i]!, level[2 * i + 1]!));
+    while (level.length > 1)
+      level = Array.from({ length: level.length / 2 }, (_, i) => hashChildren(level[2 * i]!, level[2 * i + 1]!));
     expect(hex(level[0]!)).toBe(hex(splitTileHashes(readTile(store, 1, 0, 3))[2]!));
   });
 

@@ -35,13 +35,22 @@ const sha256 = (bytes: Uint8Array) => 'sha256:' + createHash('sha256').update(by
 describe('test/vectors/corpus as manifests', () => {
   it('every corpus file has an expected outcome recorded, and every record names a corpus file', () => {
     expect(corpusFiles.length).toBeGreaterThanOrEqual(10);
-    expect([...Object.keys(corpusExpected.digests), ...Object.keys(corpusExpected.refused)].sort()).toEqual(corpusFiles);
+    expect([...Object.keys(corpusExpected.digests), ...Object.keys(corpusExpected.refused)].sort()).toEqual(
+      corpusFiles,
+    );
   });
 
   it('mcp-spec-examples.tools.json is refused: calculate_sum appears twice (NAME_COLLISION at /tools/3/name)', () => {
-    const refusal = expectRefusal(() => runPipeline(corpusManifestBytes('mcp-spec-examples.tools.json')), 'NAME_COLLISION', '/tools/3/name');
+    const refusal = expectRefusal(
+      () => runPipeline(corpusManifestBytes('mcp-spec-examples.tools.json')),
+      'NAME_COLLISION',
+      '/tools/3/name',
+    );
     expect(refusal.message).toContain('calculate_sum');
-    expect(corpusExpected.refused['mcp-spec-examples.tools.json']).toEqual({ code: 'NAME_COLLISION', pointer: '/tools/3/name' });
+    expect(corpusExpected.refused['mcp-spec-examples.tools.json']).toEqual({
+      code: 'NAME_COLLISION',
+      pointer: '/tools/3/name',
+    });
   });
 
   for (const file of corpusFiles.filter((f) => f !== 'mcp-spec-examples.tools.json')) {
@@ -51,7 +60,10 @@ describe('test/vectors/corpus as manifests', () => {
       const second = runPipeline(corpusManifestBytes(file));
       const expected = corpusExpected.digests[file];
       expect(expected, `no recorded digest for ${file}`).toBeDefined();
-      expect({ name: first.name, digest: first.digest, size: first.size, tools: first.manifest.tools.length }).toEqual({ ...expected, name: corpusManifestName(file) });
+      expect({ name: first.name, digest: first.digest, size: first.size, tools: first.manifest.tools.length }).toEqual({
+        ...expected,
+        name: corpusManifestName(file),
+      });
       expect(second.digest).toBe(first.digest);
       expect(Buffer.from(second.canonicalBytes).equals(Buffer.from(first.canonicalBytes))).toBe(true);
       // The digest is sha256 of exactly these bytes, and the bytes are JCS by an independent implementation.
@@ -72,9 +84,13 @@ describe('manifests/*.json', () => {
     it(`${file} passes with the recorded digest`, () => {
       const bytes = readFileSync(repoPath('manifests', file));
       const result = runPipeline(bytes);
-      expect({ name: result.name, version: result.version, digest: result.digest, size: result.size, renamedTools: result.renamedTools }).toEqual(
-        manifestExpected.digests[file],
-      );
+      expect({
+        name: result.name,
+        version: result.version,
+        digest: result.digest,
+        size: result.size,
+        renamedTools: result.renamedTools,
+      }).toEqual(manifestExpected.digests[file]);
       expect(runPipeline(bytes).digest).toBe(result.digest);
       expect(sha256(result.canonicalBytes)).toBe(result.digest);
       expect(fromUtf8(result.canonicalBytes)).toBe(referenceJcs(result.manifest as unknown as JsonValue));

@@ -28,7 +28,10 @@ function valid(): Record<string, unknown> & { tools: Record<string, unknown>[] }
         description: 'Charge a customer',
         inputSchema: {
           type: 'object',
-          properties: { amount_minor: { type: 'integer', minimum: 1, maximum: 50000 }, currency: { enum: ['USD', 'EUR'] } },
+          properties: {
+            amount_minor: { type: 'integer', minimum: 1, maximum: 50000 },
+            currency: { enum: ['USD', 'EUR'] },
+          },
           required: ['amount_minor', 'currency'],
           additionalProperties: false,
         },
@@ -135,11 +138,33 @@ describe('checkEnvelope: accepts', () => {
         { src: 'https://acme.example/icon.png' },
       ];
       tool['execution'] = { taskSupport: 'optional' };
-      tool['_meta'] = { ui: { resourceUri: 'ui://acme/pay', visibility: ['model', 'app'] }, anything: [1, { deep: true }] };
-      tool['annotations'] = { title: 'Pay', readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true };
+      tool['_meta'] = {
+        ui: { resourceUri: 'ui://acme/pay', visibility: ['model', 'app'] },
+        anything: [1, { deep: true }],
+      };
+      tool['annotations'] = {
+        title: 'Pay',
+        readOnlyHint: false,
+        destructiveHint: true,
+        idempotentHint: false,
+        openWorldHint: true,
+      };
       tool['capabilities'] = {
-        network: { hosts: ['*', 'api.stripe.com', '*.example.com:443', 'localhost:8080', '10.0.0.1', '[::1]:5432', 'xn--caf-dma.example'] },
-        filesystem: { read: ['/', '/**', '/data/**', '/data/*.csv', '/home/*/.config/acme'], write: ['/tmp/out', '/var/acme/exports/**/*.csv'] },
+        network: {
+          hosts: [
+            '*',
+            'api.stripe.com',
+            '*.example.com:443',
+            'localhost:8080',
+            '10.0.0.1',
+            '[::1]:5432',
+            'xn--caf-dma.example',
+          ],
+        },
+        filesystem: {
+          read: ['/', '/**', '/data/**', '/data/*.csv', '/home/*/.config/acme'],
+          write: ['/tmp/out', '/var/acme/exports/**/*.csv'],
+        },
         secrets: { env: ['STRIPE_API_KEY', '_PRIVATE', 'A1'] },
         money: { currencies: ['USD', 'EUR', 'JPY'], maxAmountMinorPerCall: 9007199254740991 },
       };
@@ -150,7 +175,10 @@ describe('checkEnvelope: accepts', () => {
   it.each([
     ['capabilities absent', undefined],
     ['capabilities empty (no claims)', {}],
-    ['every list empty (explicitly none)', { network: { hosts: [] }, filesystem: { read: [], write: [] }, secrets: { env: [] }, money: { currencies: [] } }],
+    [
+      'every list empty (explicitly none)',
+      { network: { hosts: [] }, filesystem: { read: [], write: [] }, secrets: { env: [] }, money: { currencies: [] } },
+    ],
     ['a zero money ceiling', { money: { currencies: ['EUR'], maxAmountMinorPerCall: 0 } }],
     ['money currencies without a ceiling', { money: { currencies: ['GBP'] } }],
   ])('%s', (_label, capabilities) => {
@@ -164,27 +192,54 @@ describe('checkEnvelope: accepts', () => {
     ['a non-ASCII tool name', { name: 'données_lister' }],
     ['a 128-character tool name', { name: 'x'.repeat(128) }],
     ['a tool name of one astral character', { name: '\u{1F4B8}' }],
-    ['any 2020-12 keyword inside inputSchema', { inputSchema: { type: 'object', $defs: { a: { $anchor: 'a', type: 'string' } }, properties: { x: { $ref: '#a' } }, unevaluatedProperties: false, 'x-vendor': 1 } }],
-    ['a draft-07 inputSchema', { inputSchema: { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', definitions: {} } }],
-    ['only the required tool fields', { title: undefined, description: undefined, annotations: undefined, capabilities: undefined }],
+    [
+      'any 2020-12 keyword inside inputSchema',
+      {
+        inputSchema: {
+          type: 'object',
+          $defs: { a: { $anchor: 'a', type: 'string' } },
+          properties: { x: { $ref: '#a' } },
+          unevaluatedProperties: false,
+          'x-vendor': 1,
+        },
+      },
+    ],
+    [
+      'a draft-07 inputSchema',
+      { inputSchema: { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', definitions: {} } },
+    ],
+    [
+      'only the required tool fields',
+      { title: undefined, description: undefined, annotations: undefined, capabilities: undefined },
+    ],
   ])('%s', (_label, fields) => {
     const manifest = withTool0((tool) => Object.assign(tool, fields));
     expect(() => checkEnvelope(parse(manifest))).not.toThrow();
   });
 
-  it.each(['1.2.0', '0.0.0', '10.20.30', '1.0.0-alpha', '1.0.0-rc.1+build.5', '2.0.0+20260101', '1.0.0-0.3.7', '1.0.0-x-y-z.--'])(
-    'version %s',
-    (version) => {
-      expect(() => checkEnvelope(parse({ ...valid(), version }))).not.toThrow();
-    },
-  );
+  it.each([
+    '1.2.0',
+    '0.0.0',
+    '10.20.30',
+    '1.0.0-alpha',
+    '1.0.0-rc.1+build.5',
+    '2.0.0+20260101',
+    '1.0.0-0.3.7',
+    '1.0.0-x-y-z.--',
+  ])('version %s', (version) => {
+    expect(() => checkEnvelope(parse({ ...valid(), version }))).not.toThrow();
+  });
 
-  it.each(['io.github.acme/payments', 'dev.toolseal/registry', 'com.example.tools/pdf-render', 'io.github.a-b/x', 'org.acme/v2.client_sdk', 'io.github.acme/a'])(
-    'manifest name %s',
-    (name) => {
-      expect(() => checkEnvelope(parse({ ...valid(), name }))).not.toThrow();
-    },
-  );
+  it.each([
+    'io.github.acme/payments',
+    'dev.toolseal/registry',
+    'com.example.tools/pdf-render',
+    'io.github.a-b/x',
+    'org.acme/v2.client_sdk',
+    'io.github.acme/a',
+  ])('manifest name %s', (name) => {
+    expect(() => checkEnvelope(parse({ ...valid(), name }))).not.toThrow();
+  });
 });
 
 describe('checkEnvelope: refuses unknown fields with UNKNOWN_FIELD at the member itself', () => {
@@ -209,14 +264,34 @@ describe('checkEnvelope: refuses unknown fields with UNKNOWN_FIELD at the member
   });
 
   it('inside capabilities (first level)', () => {
-    expectRefused(withCapabilities({ network: { hosts: [] }, database: { tables: ['users'] } }), 'UNKNOWN_FIELD', '/tools/0/capabilities/database');
+    expectRefused(
+      withCapabilities({ network: { hosts: [] }, database: { tables: ['users'] } }),
+      'UNKNOWN_FIELD',
+      '/tools/0/capabilities/database',
+    );
   });
 
   it('inside capabilities (second level)', () => {
-    expectRefused(withCapabilities({ network: { hosts: ['api.stripe.com'], ports: [443] } }), 'UNKNOWN_FIELD', '/tools/0/capabilities/network/ports');
-    expectRefused(withCapabilities({ money: { currencies: ['USD'], maxAmount: 1 } }), 'UNKNOWN_FIELD', '/tools/0/capabilities/money/maxAmount');
-    expectRefused(withCapabilities({ filesystem: { read: [], execute: [] } }), 'UNKNOWN_FIELD', '/tools/0/capabilities/filesystem/execute');
-    expectRefused(withCapabilities({ secrets: { env: [], files: [] } }), 'UNKNOWN_FIELD', '/tools/0/capabilities/secrets/files');
+    expectRefused(
+      withCapabilities({ network: { hosts: ['api.stripe.com'], ports: [443] } }),
+      'UNKNOWN_FIELD',
+      '/tools/0/capabilities/network/ports',
+    );
+    expectRefused(
+      withCapabilities({ money: { currencies: ['USD'], maxAmount: 1 } }),
+      'UNKNOWN_FIELD',
+      '/tools/0/capabilities/money/maxAmount',
+    );
+    expectRefused(
+      withCapabilities({ filesystem: { read: [], execute: [] } }),
+      'UNKNOWN_FIELD',
+      '/tools/0/capabilities/filesystem/execute',
+    );
+    expectRefused(
+      withCapabilities({ secrets: { env: [], files: [] } }),
+      'UNKNOWN_FIELD',
+      '/tools/0/capabilities/secrets/files',
+    );
   });
 
   it('inside icons and execution', () => {
@@ -254,7 +329,19 @@ describe('checkEnvelope: refuses unknown fields with UNKNOWN_FIELD at the member
   });
 
   it('any unknown tool member (property)', () => {
-    const known = new Set(['name', 'title', 'description', 'inputSchema', 'outputSchema', 'annotations', 'icons', 'execution', '_meta', 'capabilities', '_host_meta']);
+    const known = new Set([
+      'name',
+      'title',
+      'description',
+      'inputSchema',
+      'outputSchema',
+      'annotations',
+      'icons',
+      'execution',
+      '_meta',
+      'capabilities',
+      '_host_meta',
+    ]);
     fc.assert(
       fc.property(
         fc.string({ unit: 'grapheme', maxLength: 12 }).filter((key) => !known.has(key)),
@@ -280,7 +367,10 @@ describe('checkEnvelope: refuses _host_meta with RESERVED_KEY at its pointer', (
   it('deep inside a schema', () => {
     expectRefused(
       withTool0((tool) => {
-        tool['inputSchema'] = { type: 'object', properties: { amount: { type: 'integer', _host_meta: { injected: true } } } };
+        tool['inputSchema'] = {
+          type: 'object',
+          properties: { amount: { type: 'integer', _host_meta: { injected: true } } },
+        };
       }),
       'RESERVED_KEY',
       '/tools/0/inputSchema/properties/amount/_host_meta',
@@ -341,7 +431,20 @@ describe('checkEnvelope: refuses everything else with INVALID_MANIFEST at the fi
     expectRefused({ ...valid(), name: 7 }, 'INVALID_MANIFEST', '/name');
   });
 
-  it.each(['latest', '^1.2.0', '1.2', '~1.2.0', '>=1.0.0', 'v1.2.0', '01.2.0', '1.2.0.0', '1.2.0-', '1.2.0-01', '', ' 1.2.0'])('a bad version: %j', (version) => {
+  it.each([
+    'latest',
+    '^1.2.0',
+    '1.2',
+    '~1.2.0',
+    '>=1.0.0',
+    'v1.2.0',
+    '01.2.0',
+    '1.2.0.0',
+    '1.2.0-',
+    '1.2.0-01',
+    '',
+    ' 1.2.0',
+  ])('a bad version: %j', (version) => {
     const error = expectRefused({ ...valid(), version }, 'INVALID_MANIFEST', '/version');
     expect(error.message).toContain('Semantic Versioning 2.0.0');
   });
@@ -427,7 +530,11 @@ describe('checkEnvelope: refuses everything else with INVALID_MANIFEST at the fi
   });
 
   it('a money ceiling without currencies', () => {
-    expectRefused(withCapabilities({ money: { maxAmountMinorPerCall: 100 } }), 'INVALID_MANIFEST', '/tools/0/capabilities/money/currencies');
+    expectRefused(
+      withCapabilities({ money: { maxAmountMinorPerCall: 100 } }),
+      'INVALID_MANIFEST',
+      '/tools/0/capabilities/money/currencies',
+    );
   });
 
   it.each([
@@ -435,30 +542,73 @@ describe('checkEnvelope: refuses everything else with INVALID_MANIFEST at the fi
     ['US', '/tools/0/capabilities/money/currencies/0'],
     ['EURO', '/tools/0/capabilities/money/currencies/0'],
   ])('a bad currency %j', (currency, pointer) => {
-    const error = expectRefused(withCapabilities({ money: { currencies: [currency], maxAmountMinorPerCall: 100 } }), 'INVALID_MANIFEST', pointer);
+    const error = expectRefused(
+      withCapabilities({ money: { currencies: [currency], maxAmountMinorPerCall: 100 } }),
+      'INVALID_MANIFEST',
+      pointer,
+    );
     expect(error.message).toContain('ISO 4217');
   });
 
   it('a currency listed twice', () => {
-    expectRefused(withCapabilities({ money: { currencies: ['USD', 'USD'] } }), 'INVALID_MANIFEST', '/tools/0/capabilities/money/currencies');
+    expectRefused(
+      withCapabilities({ money: { currencies: ['USD', 'USD'] } }),
+      'INVALID_MANIFEST',
+      '/tools/0/capabilities/money/currencies',
+    );
   });
 
-  it.each(['API.stripe.com', 'https://api.stripe.com', 'api.stripe.com/v1', 'api.stripe.com:0', 'api.stripe.com:65536', '*example.com', 'a.*.example.com', '*.', 'api.stripe.com.', '', '-bad.example', 'api_stripe.com'])(
-    'a bad host pattern %j',
-    (host) => {
-      expectRefused(withCapabilities({ network: { hosts: ['ok.example', host] } }), 'INVALID_MANIFEST', '/tools/0/capabilities/network/hosts/1');
-    },
-  );
+  it.each([
+    'API.stripe.com',
+    'https://api.stripe.com',
+    'api.stripe.com/v1',
+    'api.stripe.com:0',
+    'api.stripe.com:65536',
+    '*example.com',
+    'a.*.example.com',
+    '*.',
+    'api.stripe.com.',
+    '',
+    '-bad.example',
+    'api_stripe.com',
+  ])('a bad host pattern %j', (host) => {
+    expectRefused(
+      withCapabilities({ network: { hosts: ['ok.example', host] } }),
+      'INVALID_MANIFEST',
+      '/tools/0/capabilities/network/hosts/1',
+    );
+  });
 
-  it.each(['data/**', '/data/', '//data', '/data/../etc', '/data/./x', '/..', '/data/**.csv', '/data/a**', '/data/***', '/data/file?.txt', '/data/[ab]', '/data/{a,b}', 'C:\\data', '/data/a\nb', '~/data'])(
-    'a bad filesystem path %j',
-    (path) => {
-      expectRefused(withCapabilities({ filesystem: { read: ['/ok'], write: [path] } }), 'INVALID_MANIFEST', '/tools/0/capabilities/filesystem/write/0');
-    },
-  );
+  it.each([
+    'data/**',
+    '/data/',
+    '//data',
+    '/data/../etc',
+    '/data/./x',
+    '/..',
+    '/data/**.csv',
+    '/data/a**',
+    '/data/***',
+    '/data/file?.txt',
+    '/data/[ab]',
+    '/data/{a,b}',
+    'C:\\data',
+    '/data/a\nb',
+    '~/data',
+  ])('a bad filesystem path %j', (path) => {
+    expectRefused(
+      withCapabilities({ filesystem: { read: ['/ok'], write: [path] } }),
+      'INVALID_MANIFEST',
+      '/tools/0/capabilities/filesystem/write/0',
+    );
+  });
 
   it.each(['stripe_api_key', '1KEY', 'STRIPE-KEY', 'KEY NAME', ''])('a bad environment variable name %j', (name) => {
-    expectRefused(withCapabilities({ secrets: { env: [name] } }), 'INVALID_MANIFEST', '/tools/0/capabilities/secrets/env/0');
+    expectRefused(
+      withCapabilities({ secrets: { env: [name] } }),
+      'INVALID_MANIFEST',
+      '/tools/0/capabilities/secrets/env/0',
+    );
   });
 
   it.each([
@@ -471,7 +621,11 @@ describe('checkEnvelope: refuses everything else with INVALID_MANIFEST at the fi
   });
 
   it.each([
-    ['annotations.readOnlyHint as a string', { annotations: { readOnlyHint: 'true' } }, '/tools/0/annotations/readOnlyHint'],
+    [
+      'annotations.readOnlyHint as a string',
+      { annotations: { readOnlyHint: 'true' } },
+      '/tools/0/annotations/readOnlyHint',
+    ],
     ['annotations as an array', { annotations: [] }, '/tools/0/annotations'],
     ['outputSchema as a number', { outputSchema: 1 }, '/tools/0/outputSchema'],
     ['_meta as an array', { _meta: [] }, '/tools/0/_meta'],
@@ -501,7 +655,9 @@ describe('manifestSchemaV1', () => {
   });
 
   it('is the file in schema/', () => {
-    const file: unknown = JSON.parse(readFileSync(new URL('../../schema/manifest-v1.schema.json', import.meta.url), 'utf8'));
+    const file: unknown = JSON.parse(
+      readFileSync(new URL('../../schema/manifest-v1.schema.json', import.meta.url), 'utf8'),
+    );
     expect(manifestSchemaV1).toEqual(file);
   });
 });

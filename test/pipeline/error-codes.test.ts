@@ -8,7 +8,16 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpStatusByCode, type ErrorCode } from '../../src/errors.ts';
 import { runPipeline, type PipelineLimits } from '../../src/pipeline/index.ts';
-import { encodeJson, expectRefusal, manifest, nestArrays, repoPath, repoRoot, tool, utf8 } from '../helpers/pipeline-helpers.ts';
+import {
+  encodeJson,
+  expectRefusal,
+  manifest,
+  nestArrays,
+  repoPath,
+  repoRoot,
+  tool,
+  utf8,
+} from '../helpers/pipeline-helpers.ts';
 
 interface Case {
   code: ErrorCode;
@@ -46,14 +55,25 @@ const pipelineCodes: ErrorCode[] = [
 ];
 
 const cases: Case[] = [
-  { code: 'INVALID_JSON', pointer: '/tools/0', bytes: text(HEAD + '[{"name":"a",}]}'), why: 'a trailing comma in a tool object' },
+  {
+    code: 'INVALID_JSON',
+    pointer: '/tools/0',
+    bytes: text(HEAD + '[{"name":"a",}]}'),
+    why: 'a trailing comma in a tool object',
+  },
   {
     code: 'INVALID_UTF8',
     pointer: undefined,
-    bytes: () => Uint8Array.from([...utf8(HEAD + '[{"name":"'), 0xc3, 0x28, ...utf8('","inputSchema":{"type":"object"}}]}')]),
+    bytes: () =>
+      Uint8Array.from([...utf8(HEAD + '[{"name":"'), 0xc3, 0x28, ...utf8('","inputSchema":{"type":"object"}}]}')]),
     why: 'an invalid 2-byte sequence in a tool name',
   },
-  { code: 'DUPLICATE_KEY', pointer: '/tools/0/name', bytes: text(HEAD + '[{"name":"a","inputSchema":{"type":"object"},"name":"b"}]}'), why: 'a tool with two names' },
+  {
+    code: 'DUPLICATE_KEY',
+    pointer: '/tools/0/name',
+    bytes: text(HEAD + '[{"name":"a","inputSchema":{"type":"object"},"name":"b"}]}'),
+    why: 'a tool with two names',
+  },
   {
     code: 'LONE_SURROGATE',
     pointer: '/tools/0/description',
@@ -63,7 +83,10 @@ const cases: Case[] = [
   {
     code: 'UNSAFE_NUMBER',
     pointer: '/tools/0/inputSchema/properties/n/maximum',
-    bytes: text(HEAD + '[{"name":"a","inputSchema":{"type":"object","properties":{"n":{"type":"integer","maximum":9007199254740993}}}}]}'),
+    bytes: text(
+      HEAD +
+        '[{"name":"a","inputSchema":{"type":"object","properties":{"n":{"type":"integer","maximum":9007199254740993}}}}]}',
+    ),
     why: 'an integer literal beyond 2^53−1',
   },
   {
@@ -78,32 +101,82 @@ const cases: Case[] = [
     bytes: value(manifest([tool('t', { type: 'object', description: 'x'.repeat(1024 * 1024) })])),
     why: 'a manifest above the default 1 MiB',
   },
-  { code: 'INVALID_MANIFEST', pointer: '/version', bytes: text('{"name":"io.example.test/errors","version":"1.0","tools":[{"name":"a","inputSchema":{"type":"object"}}]}'), why: 'a partial version' },
-  { code: 'UNKNOWN_FIELD', pointer: '/tools/0/inputschema', bytes: text(HEAD + '[{"name":"a","inputSchema":{"type":"object"},"inputschema":{}}]}'), why: 'a misspelt tool field' },
-  { code: 'RESERVED_KEY', pointer: '/tools/0/_meta/_host_meta', bytes: text(HEAD + '[{"name":"a","inputSchema":{"type":"object"},"_meta":{"_host_meta":{}}}]}'), why: 'a host annotation key inside the manifest' },
-  { code: 'EXTERNAL_REF', pointer: '/tools/0/inputSchema/properties/a/$ref', bytes: schemaCase({ type: 'object', properties: { a: { $ref: 'https://example.com/a.json' } } }), why: 'an https ref' },
-  { code: 'UNSUPPORTED_REF', pointer: '/tools/0/inputSchema/items/$dynamicRef', bytes: schemaCase({ type: 'object', items: { $dynamicRef: '#meta' } }), why: 'a $dynamicRef' },
+  {
+    code: 'INVALID_MANIFEST',
+    pointer: '/version',
+    bytes: text(
+      '{"name":"io.example.test/errors","version":"1.0","tools":[{"name":"a","inputSchema":{"type":"object"}}]}',
+    ),
+    why: 'a partial version',
+  },
+  {
+    code: 'UNKNOWN_FIELD',
+    pointer: '/tools/0/inputschema',
+    bytes: text(HEAD + '[{"name":"a","inputSchema":{"type":"object"},"inputschema":{}}]}'),
+    why: 'a misspelt tool field',
+  },
+  {
+    code: 'RESERVED_KEY',
+    pointer: '/tools/0/_meta/_host_meta',
+    bytes: text(HEAD + '[{"name":"a","inputSchema":{"type":"object"},"_meta":{"_host_meta":{}}}]}'),
+    why: 'a host annotation key inside the manifest',
+  },
+  {
+    code: 'EXTERNAL_REF',
+    pointer: '/tools/0/inputSchema/properties/a/$ref',
+    bytes: schemaCase({ type: 'object', properties: { a: { $ref: 'https://example.com/a.json' } } }),
+    why: 'an https ref',
+  },
+  {
+    code: 'UNSUPPORTED_REF',
+    pointer: '/tools/0/inputSchema/items/$dynamicRef',
+    bytes: schemaCase({ type: 'object', items: { $dynamicRef: '#meta' } }),
+    why: 'a $dynamicRef',
+  },
   {
     code: 'CIRCULAR_REF',
     pointer: '/tools/0/inputSchema/$defs/b/$ref',
-    bytes: schemaCase({ type: 'object', properties: { a: { $ref: '#/$defs/a' } }, $defs: { a: { not: { $ref: '#/$defs/b' } }, b: { $ref: '#/$defs/a' } } }),
+    bytes: schemaCase({
+      type: 'object',
+      properties: { a: { $ref: '#/$defs/a' } },
+      $defs: { a: { not: { $ref: '#/$defs/b' } }, b: { $ref: '#/$defs/a' } },
+    }),
     why: 'A → B → A',
   },
-  { code: 'MISSING_REF', pointer: '/tools/0/inputSchema/properties/a/$ref', bytes: schemaCase({ type: 'object', properties: { a: { $ref: '#/$defs/gone' } } }), why: 'a ref to a missing definition' },
+  {
+    code: 'MISSING_REF',
+    pointer: '/tools/0/inputSchema/properties/a/$ref',
+    bytes: schemaCase({ type: 'object', properties: { a: { $ref: '#/$defs/gone' } } }),
+    why: 'a ref to a missing definition',
+  },
   {
     code: 'REF_SIBLINGS',
     pointer: '/tools/0/inputSchema/properties/a/maxLength',
-    bytes: schemaCase({ $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', properties: { a: { $ref: '#/definitions/s', maxLength: 3 } }, definitions: { s: { type: 'string' } } }),
+    bytes: schemaCase({
+      $schema: 'http://json-schema.org/draft-07/schema#',
+      type: 'object',
+      properties: { a: { $ref: '#/definitions/s', maxLength: 3 } },
+      definitions: { s: { type: 'string' } },
+    }),
     why: 'an assertion beside $ref under draft-07',
   },
   {
     code: 'EXPANSION_LIMIT',
     pointer: '/tools/0/inputSchema/properties/c/$ref',
-    bytes: schemaCase({ type: 'object', properties: { a: { $ref: '#/$defs/x' }, b: { $ref: '#/$defs/x' }, c: { $ref: '#/$defs/x' } }, $defs: { x: {} } }),
+    bytes: schemaCase({
+      type: 'object',
+      properties: { a: { $ref: '#/$defs/x' }, b: { $ref: '#/$defs/x' }, c: { $ref: '#/$defs/x' } },
+      $defs: { x: {} },
+    }),
     limits: { maxRefsPerSchema: 2 },
     why: 'more refs than maxRefsPerSchema',
   },
-  { code: 'NAME_COLLISION', pointer: '/tools/1/name', bytes: value(manifest([tool('caf\u00e9'), tool('cafe\u0301')])), why: 'two names equal after NFC' },
+  {
+    code: 'NAME_COLLISION',
+    pointer: '/tools/1/name',
+    bytes: value(manifest([tool('caf\u00e9'), tool('cafe\u0301')])),
+    why: 'two names equal after NFC',
+  },
   {
     code: 'NOT_NFC',
     pointer: '/tools/0/inputSchema/properties/x/enum/1',
@@ -113,7 +186,9 @@ const cases: Case[] = [
 ];
 
 /** Strings that must never appear in an error message: where the code runs and where its files are. */
-const privatePaths = [repoRoot, tmpdir(), process.cwd()].filter((path, index, all) => path.length > 1 && all.indexOf(path) === index);
+const privatePaths = [repoRoot, tmpdir(), process.cwd()].filter(
+  (path, index, all) => path.length > 1 && all.indexOf(path) === index,
+);
 
 describe('every pipeline error code, with its exact pointer', () => {
   it('the cases cover every pipeline code exactly once, and each code has an HTTP status', () => {
@@ -140,7 +215,9 @@ describe('every pipeline error code, with its exact pointer', () => {
         throw new Error('not refused');
       } catch (error) {
         const json = (error as { toJSON(): unknown }).toJSON() as Record<string, unknown>;
-        expect(Object.keys(json)).toEqual(c.pointer === undefined ? ['code', 'message'] : ['code', 'message', 'pointer']);
+        expect(Object.keys(json)).toEqual(
+          c.pointer === undefined ? ['code', 'message'] : ['code', 'message', 'pointer'],
+        );
         expect(json['code']).toBe(c.code);
         expect(JSON.stringify(error)).toBe(JSON.stringify(json));
       }
@@ -154,15 +231,28 @@ describe('no error message leaks a server path', () => {
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'toolseal-leak-'));
     mkdirSync(join(dir, 'nested', 'deeper'), { recursive: true });
-    writeFileSync(join(dir, 'nested', 'deeper', 'dup.json'), HEAD + '[{"name":"a","inputSchema":{"type":"object"},"name":"b"}]}');
-    writeFileSync(join(dir, 'nested', 'deeper', 'bad-utf8.json'), Uint8Array.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]));
-    writeFileSync(join(dir, 'nested', 'deeper', 'external.json'), HEAD + '[{"name":"a","inputSchema":{"type":"object","$ref":"./sibling.json"}}]}');
+    writeFileSync(
+      join(dir, 'nested', 'deeper', 'dup.json'),
+      HEAD + '[{"name":"a","inputSchema":{"type":"object"},"name":"b"}]}',
+    );
+    writeFileSync(
+      join(dir, 'nested', 'deeper', 'bad-utf8.json'),
+      Uint8Array.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]),
+    );
+    writeFileSync(
+      join(dir, 'nested', 'deeper', 'external.json'),
+      HEAD + '[{"name":"a","inputSchema":{"type":"object","$ref":"./sibling.json"}}]}',
+    );
   });
 
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   const cli = (args: string[]) =>
-    spawnSync(process.execPath, [repoPath('bin', 'toolseal.js'), ...args], { cwd: repoRoot, encoding: 'utf8', timeout: 30_000 });
+    spawnSync(process.execPath, [repoPath('bin', 'toolseal.js'), ...args], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
 
   it('the CLI names no directory in its stderr JSON: refusals, a missing file, a directory', () => {
     const runs: { file: string; status: number; code: string }[] = [

@@ -10,7 +10,14 @@ const files = listFiles(inputDir, '.json');
 
 describe('RFC 8785 vectors (cyberphone/json-canonicalization testdata)', () => {
   it('finds the six upstream vectors', () => {
-    expect(files).toEqual(['arrays.json', 'french.json', 'structures.json', 'unicode.json', 'values.json', 'weird.json']);
+    expect(files).toEqual([
+      'arrays.json',
+      'french.json',
+      'structures.json',
+      'unicode.json',
+      'values.json',
+      'weird.json',
+    ]);
   });
 
   for (const file of files) {
@@ -26,7 +33,10 @@ describe('RFC 8785 vectors (cyberphone/json-canonicalization testdata)', () => {
 
     it(`${file}: outhex/${file.replace(/\.json$/, '.txt')} agrees with output/${file}`, () => {
       // Guards the vector files themselves: the hex form and the raw form must be the same bytes.
-      const hex = readFileSync(vectorPath('jcs', 'outhex', file.replace(/\.json$/, '.txt')), 'utf8').replace(/\s+/g, '');
+      const hex = readFileSync(vectorPath('jcs', 'outhex', file.replace(/\.json$/, '.txt')), 'utf8').replace(
+        /\s+/g,
+        '',
+      );
       const expected = readFileSync(vectorPath('jcs', 'output', file));
       expect(hex.toLowerCase()).toBe(expected.toString('hex'));
     });

@@ -64,7 +64,9 @@ describe('JSONTestSuite', () => {
       it(file, () => {
         // refusalOf fails the test if parseStrict returns, and rethrows anything that is not a ToolsealError.
         const refusal = refusalOf(() => parseStrict(read(file)));
-        expect(refusal.code).toMatch(/^(INVALID_JSON|INVALID_UTF8|DUPLICATE_KEY|LONE_SURROGATE|UNSAFE_NUMBER|DEPTH_LIMIT)$/);
+        expect(refusal.code).toMatch(
+          /^(INVALID_JSON|INVALID_UTF8|DUPLICATE_KEY|LONE_SURROGATE|UNSAFE_NUMBER|DEPTH_LIMIT)$/,
+        );
       });
     }
   });
@@ -93,7 +95,9 @@ describe('JSONTestSuite', () => {
     // except that our parser reads -0 as 0 (JCS writes both as "0", RFC 8785 §3.2.2.3).
     for (const file of all.filter((f) => f.startsWith('y_') && yPolicyExceptions[f] === undefined)) {
       const text = new TextDecoder().decode(read(file));
-      expect(parseStrict(read(file)).value, file).toEqual(JSON.parse(text, (_key, value: unknown) => (Object.is(value, -0) ? 0 : value)));
+      expect(parseStrict(read(file)).value, file).toEqual(
+        JSON.parse(text, (_key, value: unknown) => (Object.is(value, -0) ? 0 : value)),
+      );
     }
   });
 });

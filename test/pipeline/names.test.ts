@@ -33,7 +33,9 @@ describe('tool names', () => {
   });
 
   it('an escaped NFD name is renamed the same way', () => {
-    const bytes = utf8('{"name":"io.example.test/pipeline","version":"1.0.0","tools":[{"name":"cafe\\u0301","inputSchema":{"type":"object"}}]}');
+    const bytes = utf8(
+      '{"name":"io.example.test/pipeline","version":"1.0.0","tools":[{"name":"cafe\\u0301","inputSchema":{"type":"object"}}]}',
+    );
     expect(runPipeline(bytes).renamedTools).toEqual([{ index: 0, from: NFD_CAFE, to: NFC_CAFE }]);
   });
 
@@ -48,17 +50,29 @@ describe('tool names', () => {
   });
 
   it('two tools that collide after NFC → NAME_COLLISION at /tools/1/name, naming the first', () => {
-    const refusal = expectRefusal(() => runPipeline(bytesOf([tool(NFC_CAFE), tool(NFD_CAFE)])), 'NAME_COLLISION', '/tools/1/name');
+    const refusal = expectRefusal(
+      () => runPipeline(bytesOf([tool(NFC_CAFE), tool(NFD_CAFE)])),
+      'NAME_COLLISION',
+      '/tools/1/name',
+    );
     expect(refusal.message).toContain('/tools/0/name');
     expect(refusal.message).toContain('NFC');
   });
 
   it('two NFD spellings that collide with each other after NFC are refused too', () => {
-    expectRefusal(() => runPipeline(bytesOf([tool('x'), tool('\u212b'), tool('A\u030a')])), 'NAME_COLLISION', '/tools/2/name');
+    expectRefusal(
+      () => runPipeline(bytesOf([tool('x'), tool('\u212b'), tool('A\u030a')])),
+      'NAME_COLLISION',
+      '/tools/2/name',
+    );
   });
 
   it('exact duplicates → NAME_COLLISION at the second one', () => {
-    const refusal = expectRefusal(() => runPipeline(bytesOf([tool('a'), tool('b'), tool('a')])), 'NAME_COLLISION', '/tools/2/name');
+    const refusal = expectRefusal(
+      () => runPipeline(bytesOf([tool('a'), tool('b'), tool('a')])),
+      'NAME_COLLISION',
+      '/tools/2/name',
+    );
     expect(refusal.message).toContain('/tools/0/name');
     expect(refusal.message).not.toContain('NFC');
   });
@@ -71,7 +85,8 @@ describe('tool names', () => {
 describe('object keys must be NFC (NOT_NFC with the pointer of the key)', () => {
   it('a schema property name', () => {
     expectRefusal(
-      () => runPipeline(bytesOf([tool('t', { type: 'object', properties: { ok: {}, [NFD_CAFE]: { type: 'string' } } })])),
+      () =>
+        runPipeline(bytesOf([tool('t', { type: 'object', properties: { ok: {}, [NFD_CAFE]: { type: 'string' } } })])),
       'NOT_NFC',
       `/tools/0/inputSchema/properties/${NFD_CAFE}`,
     );
@@ -92,7 +107,16 @@ describe('object keys must be NFC (NOT_NFC with the pointer of the key)', () => 
       `/tools/0/inputSchema/default/list/0/${NFD_E}`,
     );
     expectRefusal(
-      () => runPipeline(bytesOf([tool('t', { type: 'object' }, { outputSchema: { type: 'object', required: [], properties: { [NFD_E]: {} } } })])),
+      () =>
+        runPipeline(
+          bytesOf([
+            tool(
+              't',
+              { type: 'object' },
+              { outputSchema: { type: 'object', required: [], properties: { [NFD_E]: {} } } },
+            ),
+          ]),
+        ),
       'NOT_NFC',
       `/tools/0/outputSchema/properties/${NFD_E}`,
     );
@@ -111,8 +135,14 @@ describe('object keys must be NFC (NOT_NFC with the pointer of the key)', () => 
   });
 
   it('an NFC key with non-Latin text passes', () => {
-    const result = runPipeline(bytesOf([tool('t', { type: 'object', properties: { [NFC_CAFE]: {}, 한국어: {}, '😀': {} } })]));
-    expect(Object.keys(result.manifest.tools[0]!.inputSchema['properties'] as JsonObject)).toEqual([NFC_CAFE, '한국어', '😀']);
+    const result = runPipeline(
+      bytesOf([tool('t', { type: 'object', properties: { [NFC_CAFE]: {}, 한국어: {}, '😀': {} } })]),
+    );
+    expect(Object.keys(result.manifest.tools[0]!.inputSchema['properties'] as JsonObject)).toEqual([
+      NFC_CAFE,
+      '한국어',
+      '😀',
+    ]);
   });
 });
 
@@ -140,7 +170,15 @@ describe('enum and const strings must be NFC (NOT_NFC with the pointer of the st
 
   it('in nested subschemas: items, anyOf, $defs, outputSchema', () => {
     expectRefusal(
-      () => runPipeline(bytesOf([tool('t', { type: 'object', properties: { x: { type: 'array', items: { anyOf: [{ enum: ['a'] }, { enum: [NFD_E] }] } } } })])),
+      () =>
+        runPipeline(
+          bytesOf([
+            tool('t', {
+              type: 'object',
+              properties: { x: { type: 'array', items: { anyOf: [{ enum: ['a'] }, { enum: [NFD_E] }] } } },
+            }),
+          ]),
+        ),
       'NOT_NFC',
       '/tools/0/inputSchema/properties/x/items/anyOf/1/enum/0',
     );
@@ -175,7 +213,12 @@ describe('free text stays byte-exact', () => {
         [
           tool(
             't',
-            { type: 'object', title: text, description: text, properties: { x: { type: 'string', description: text, default: text, examples: [text] } } },
+            {
+              type: 'object',
+              title: text,
+              description: text,
+              properties: { x: { type: 'string', description: text, default: text, examples: [text] } },
+            },
             { title: text, description: text, annotations: { title: text } },
           ),
         ],

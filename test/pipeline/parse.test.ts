@@ -29,10 +29,13 @@ describe('parseStrict: encoding', () => {
     ['a truncated 3-byte sequence', [0x22, 0xe2, 0x82, 0x22], 1],
     ['a code point above U+10FFFF', [0x22, 0xf4, 0x90, 0x80, 0x80, 0x22], 1],
     ['Latin-1 "é"', [0x22, 0xe9, 0x22], 1],
-  ])('refuses invalid UTF-8: %s (INVALID_UTF8; the message names the first bad byte offset)', (_label, bytes, offset) => {
-    const refusal = expectRefusal(() => parseBytes(bytes), 'INVALID_UTF8', undefined);
-    expect(refusal.message).toContain(`offset ${offset}`);
-  });
+  ])(
+    'refuses invalid UTF-8: %s (INVALID_UTF8; the message names the first bad byte offset)',
+    (_label, bytes, offset) => {
+      const refusal = expectRefusal(() => parseBytes(bytes), 'INVALID_UTF8', undefined);
+      expect(refusal.message).toContain(`offset ${offset}`);
+    },
+  );
 
   it('refuses UTF-16 input: with a BOM as INVALID_UTF8, without one as INVALID_JSON (its NUL bytes are valid UTF-8)', () => {
     const utf16 = Buffer.from('{"a":1}', 'utf16le');
@@ -86,7 +89,11 @@ describe('parseStrict: duplicate keys (I-JSON, RFC 7493 §2.3)', () => {
   });
 
   it('keys that are equal to Object.prototype members are ordinary keys', () => {
-    expect(parse('{"constructor":1,"toString":2,"hasOwnProperty":3}').value).toEqual({ constructor: 1, toString: 2, hasOwnProperty: 3 });
+    expect(parse('{"constructor":1,"toString":2,"hasOwnProperty":3}').value).toEqual({
+      constructor: 1,
+      toString: 2,
+      hasOwnProperty: 3,
+    });
     expectRefusal(() => parse('{"constructor":1,"constructor":2}'), 'DUPLICATE_KEY', '/constructor');
   });
 });
@@ -119,7 +126,10 @@ describe('parseStrict: lone surrogates (RFC 7493 §2.1)', () => {
 
 describe('parseStrict: numbers', () => {
   it('accepts ±(2^53−1) exactly', () => {
-    expect(parse('[9007199254740991,-9007199254740991]').value).toEqual([Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER]);
+    expect(parse('[9007199254740991,-9007199254740991]').value).toEqual([
+      Number.MAX_SAFE_INTEGER,
+      Number.MIN_SAFE_INTEGER,
+    ]);
   });
 
   it.each([
@@ -154,7 +164,13 @@ describe('parseStrict: numbers', () => {
 
   it('accepts doubles and exponent forms as their IEEE-754 value', () => {
     expect(parse('[1e2,100.0,1E+2,0.1,-2.5e-3,1.7976931348623157e308,5e-324]').value).toEqual([
-      100, 100, 100, 0.1, -0.0025, Number.MAX_VALUE, Number.MIN_VALUE,
+      100,
+      100,
+      100,
+      0.1,
+      -0.0025,
+      Number.MAX_VALUE,
+      Number.MIN_VALUE,
     ]);
   });
 
@@ -255,7 +271,9 @@ describe('parseStrict: flags for later stages', () => {
   });
 
   it('reservedKeyPointer is the pointer of the first _host_meta key, or undefined', () => {
-    expect(parse('{"tools":[{"a":1},{"x":{"_host_meta":{},"y":{"_host_meta":1}}}]}').reservedKeyPointer).toBe('/tools/1/x/_host_meta');
+    expect(parse('{"tools":[{"a":1},{"x":{"_host_meta":{},"y":{"_host_meta":1}}}]}').reservedKeyPointer).toBe(
+      '/tools/1/x/_host_meta',
+    );
     expect(parse('{"_host_meta":1}').reservedKeyPointer).toBe('/_host_meta');
     expect(parse('{"_host_metadata":1,"a":"_host_meta"}').reservedKeyPointer).toBeUndefined();
   });

@@ -14,7 +14,26 @@ const RUNS = Number(process.env['TOOLSEAL_PROPERTY_RUNS'] ?? 100);
 // (descriptions, defaults, examples, _meta values) may be anything, NFD included.
 
 /** Characters that matter here: combining marks, singletons, Hangul jamo, astral, and the ones JSON escapes. */
-const interesting = ['e', 'a', '\u0301', '\u0323', '\u0308', '\u212b', '\u00e9', '\u1112', '\u1161', '\u11ab', '한', '😀', '"', '\\', '/', '\n', '\u0000', '\u2028'];
+const interesting = [
+  'e',
+  'a',
+  '\u0301',
+  '\u0323',
+  '\u0308',
+  '\u212b',
+  '\u00e9',
+  '\u1112',
+  '\u1161',
+  '\u11ab',
+  '한',
+  '😀',
+  '"',
+  '\\',
+  '/',
+  '\n',
+  '\u0000',
+  '\u2028',
+];
 const text = (maxLength: number) =>
   fc.oneof(
     fc.string({ unit: 'binary', maxLength }),
@@ -68,7 +87,10 @@ const generatedTool = fc.record(
     properties: fc.dictionary(key, propertySchema, { maxKeys: 4, noNullPrototype: true }),
     required: fc.array(key, { maxLength: 3 }),
     shared: propertySchema, // a $defs entry, referenced by one property (every def is used, so every leaf matters)
-    annotations: fc.record({ title: text(8), readOnlyHint: fc.boolean(), destructiveHint: fc.boolean(), openWorldHint: fc.boolean() }, { requiredKeys: [] }),
+    annotations: fc.record(
+      { title: text(8), readOnlyHint: fc.boolean(), destructiveHint: fc.boolean(), openWorldHint: fc.boolean() },
+      { requiredKeys: [] },
+    ),
     meta: fc.dictionary(key, jsonValue, { maxKeys: 3, noNullPrototype: true }),
   },
   { requiredKeys: ['suffix', 'properties'] },
@@ -173,7 +195,8 @@ function spell(value: JsonValue, random: () => number): string {
   if (typeof value === 'boolean') return value ? 'true' : 'false';
   if (typeof value === 'number') return spellNumber(value, random);
   if (typeof value === 'string') return spellString(value, random);
-  if (Array.isArray(value)) return '[' + ws() + value.map((item) => spell(item, random)).join(ws() + ',' + ws()) + ws() + ']';
+  if (Array.isArray(value))
+    return '[' + ws() + value.map((item) => spell(item, random)).join(ws() + ',' + ws()) + ws() + ']';
   const keys = Object.keys(value);
   for (let i = keys.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));
@@ -281,7 +304,8 @@ describe('pipeline properties (fast-check)', () => {
       fc.property(manifestArb, fc.nat(), fc.integer(), (manifest, choice, seed) => {
         const leaves = leafPaths(manifest['tools'] as JsonValue, ['tools'], []).filter(
           // the root "type": "object" of inputSchema is fixed by the envelope; the $ref string would just break the ref
-          (path) => !(path[2] === 'inputSchema' && path.length === 4 && path[3] === 'type') && path[path.length - 1] !== '$ref',
+          (path) =>
+            !(path[2] === 'inputSchema' && path.length === 4 && path[3] === 'type') && path[path.length - 1] !== '$ref',
         );
         const path = leaves[choice % leaves.length]!;
         let original: JsonValue = manifest;
@@ -302,13 +326,22 @@ describe('pipeline properties (fast-check)', () => {
   it('integral values beyond 2^53 below 1e21 are refused in any form; 1e21 and above round-trip', () => {
     for (const literal of ['1e20', '9007199254740992.0', '-1.5e19']) {
       expectRefusal(
-        () => runPipeline(utf8(`{"name":"io.example.prop/n","version":"1.0.0","tools":[{"name":"t","inputSchema":{"type":"object","default":${literal}}}]}`)),
+        () =>
+          runPipeline(
+            utf8(
+              `{"name":"io.example.prop/n","version":"1.0.0","tools":[{"name":"t","inputSchema":{"type":"object","default":${literal}}}]}`,
+            ),
+          ),
         'UNSAFE_NUMBER',
         '/tools/0/inputSchema/default',
       );
     }
     for (const literal of ['1e21', '1.5e300', '-2e25']) {
-      const first = runPipeline(utf8(`{"name":"io.example.prop/n","version":"1.0.0","tools":[{"name":"t","inputSchema":{"type":"object","default":${literal}}}]}`));
+      const first = runPipeline(
+        utf8(
+          `{"name":"io.example.prop/n","version":"1.0.0","tools":[{"name":"t","inputSchema":{"type":"object","default":${literal}}}]}`,
+        ),
+      );
       expect(runPipeline(first.canonicalBytes).digest).toBe(first.digest);
     }
   });

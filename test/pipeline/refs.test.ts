@@ -16,15 +16,28 @@ import {
   type JsonValue,
   type PipelineResult,
 } from '../../src/pipeline/index.ts';
-import { encodeJson, expectRefusal, fromUtf8, manifest, oneToolBytes, repoPath, tool } from '../helpers/pipeline-helpers.ts';
+import {
+  encodeJson,
+  expectRefusal,
+  fromUtf8,
+  manifest,
+  oneToolBytes,
+  repoPath,
+  tool,
+} from '../helpers/pipeline-helpers.ts';
 
 const draft07 = 'http://json-schema.org/draft-07/schema#';
 const IN = '/tools/0/inputSchema';
 
-const run = (inputSchema: JsonObject, toolExtra: JsonObject = {}): PipelineResult => runPipeline(oneToolBytes(inputSchema, toolExtra));
+const run = (inputSchema: JsonObject, toolExtra: JsonObject = {}): PipelineResult =>
+  runPipeline(oneToolBytes(inputSchema, toolExtra));
 const inlined = (inputSchema: JsonObject): JsonValue => run(inputSchema).manifest.tools[0]!.inputSchema as JsonValue;
-const refuses = (inputSchema: JsonObject, code: Parameters<typeof expectRefusal>[1], pointer: string, toolExtra: JsonObject = {}) =>
-  expectRefusal(() => run(inputSchema, toolExtra), code, pointer);
+const refuses = (
+  inputSchema: JsonObject,
+  code: Parameters<typeof expectRefusal>[1],
+  pointer: string,
+  toolExtra: JsonObject = {},
+) => expectRefusal(() => run(inputSchema, toolExtra), code, pointer);
 
 /** Every key anywhere in a value (to assert that no reference keyword survives). */
 function allKeys(value: JsonValue, into: Set<string> = new Set()): Set<string> {
@@ -47,21 +60,38 @@ function depthOf(value: JsonValue): number {
 
 describe('local refs are inlined', () => {
   it('#/$defs/x is inlined and the root $defs is dropped', () => {
-    expect(inlined({ type: 'object', properties: { a: { $ref: '#/$defs/x' } }, $defs: { x: { type: 'string', minLength: 1 } } })).toEqual({
+    expect(
+      inlined({
+        type: 'object',
+        properties: { a: { $ref: '#/$defs/x' } },
+        $defs: { x: { type: 'string', minLength: 1 } },
+      }),
+    ).toEqual({
       type: 'object',
       properties: { a: { type: 'string', minLength: 1 } },
     });
   });
 
   it('#/definitions/x (draft-07 style) is inlined and the root definitions is dropped', () => {
-    expect(inlined({ type: 'object', properties: { a: { $ref: '#/definitions/x' } }, definitions: { x: { type: 'integer' } } })).toEqual({
+    expect(
+      inlined({
+        type: 'object',
+        properties: { a: { $ref: '#/definitions/x' } },
+        definitions: { x: { type: 'integer' } },
+      }),
+    ).toEqual({
       type: 'object',
       properties: { a: { type: 'integer' } },
     });
   });
 
   it('exact canonical bytes of an inlined schema', () => {
-    const result = run({ type: 'object', required: ['a'], properties: { a: { $ref: '#/$defs/x' } }, $defs: { x: { enum: ['b', 'a'] } } });
+    const result = run({
+      type: 'object',
+      required: ['a'],
+      properties: { a: { $ref: '#/$defs/x' } },
+      $defs: { x: { enum: ['b', 'a'] } },
+    });
     expect(fromUtf8(result.canonicalBytes)).toBe(
       '{"name":"io.example.test/pipeline","tools":[{"inputSchema":{"properties":{"a":{"enum":["b","a"]}},"required":["a"],"type":"object"},"name":"t"}],"version":"1.0.0"}',
     );
@@ -85,7 +115,13 @@ describe('local refs are inlined', () => {
   });
 
   it('an anchor on a non-root schema that is not referenced stays where it is', () => {
-    expect(inlined({ type: 'object', properties: { a: { $anchor: 'keep', type: 'string' }, b: { $ref: '#/$defs/n' } }, $defs: { n: { type: 'null' } } })).toEqual({
+    expect(
+      inlined({
+        type: 'object',
+        properties: { a: { $anchor: 'keep', type: 'string' }, b: { $ref: '#/$defs/n' } },
+        $defs: { n: { type: 'null' } },
+      }),
+    ).toEqual({
       type: 'object',
       properties: { a: { $anchor: 'keep', type: 'string' }, b: { type: 'null' } },
     });
@@ -103,7 +139,9 @@ describe('local refs are inlined', () => {
     });
     expect(out).toEqual({
       type: 'object',
-      properties: { list: { type: 'array', items: { type: 'object', properties: { id: { type: 'string', pattern: '^[a-z]+$' } } } } },
+      properties: {
+        list: { type: 'array', items: { type: 'object', properties: { id: { type: 'string', pattern: '^[a-z]+$' } } } },
+      },
     });
     expect(allKeys(out).has('$ref')).toBe(false);
   });
@@ -144,12 +182,19 @@ describe('local refs are inlined', () => {
 
   it('percent-encoded and ~-escaped pointer tokens are decoded (RFC 6901 §6)', () => {
     expect(
-      inlined({ type: 'object', properties: { a: { $ref: '#/$defs/a%20b' }, b: { $ref: '#/$defs/c~1d~0e' } }, $defs: { 'a b': { type: 'null' }, 'c/d~e': { type: 'boolean' } } }),
+      inlined({
+        type: 'object',
+        properties: { a: { $ref: '#/$defs/a%20b' }, b: { $ref: '#/$defs/c~1d~0e' } },
+        $defs: { 'a b': { type: 'null' }, 'c/d~e': { type: 'boolean' } },
+      }),
     ).toEqual({ type: 'object', properties: { a: { type: 'null' }, b: { type: 'boolean' } } });
   });
 
   it('a ref to a boolean schema inlines the boolean', () => {
-    expect(inlined({ type: 'object', properties: { a: { $ref: '#/$defs/no' } }, $defs: { no: false } })).toEqual({ type: 'object', properties: { a: false } });
+    expect(inlined({ type: 'object', properties: { a: { $ref: '#/$defs/no' } }, $defs: { no: false } })).toEqual({
+      type: 'object',
+      properties: { a: false },
+    });
   });
 
   it('outputSchema is its own document: its # is its own root', () => {
@@ -190,20 +235,34 @@ describe('local refs are inlined', () => {
   });
 
   it('a schema without any ref keeps its $defs (nothing to inline, nothing dropped)', () => {
-    expect(inlined({ type: 'object', $defs: { x: { type: 'string' } } })).toEqual({ type: 'object', $defs: { x: { type: 'string' } } });
+    expect(inlined({ type: 'object', $defs: { x: { type: 'string' } } })).toEqual({
+      type: 'object',
+      $defs: { x: { type: 'string' } },
+    });
   });
 });
 
 describe('$ref siblings', () => {
   it('2020-12 (the default dialect): {"$ref": R, ...s} becomes {...s, "allOf": [inline(R)]}', () => {
     expect(
-      inlined({ type: 'object', properties: { a: { $ref: '#/$defs/x', description: 'D', minLength: 2 } }, $defs: { x: { type: 'string', maxLength: 5 } } }),
-    ).toEqual({ type: 'object', properties: { a: { description: 'D', minLength: 2, allOf: [{ type: 'string', maxLength: 5 }] } } });
+      inlined({
+        type: 'object',
+        properties: { a: { $ref: '#/$defs/x', description: 'D', minLength: 2 } },
+        $defs: { x: { type: 'string', maxLength: 5 } },
+      }),
+    ).toEqual({
+      type: 'object',
+      properties: { a: { description: 'D', minLength: 2, allOf: [{ type: 'string', maxLength: 5 }] } },
+    });
   });
 
   it('2020-12: an existing allOf sibling gets the inlined target appended', () => {
     expect(
-      inlined({ type: 'object', properties: { a: { $ref: '#/$defs/x', allOf: [{ minLength: 1 }] } }, $defs: { x: { type: 'string' } } }),
+      inlined({
+        type: 'object',
+        properties: { a: { $ref: '#/$defs/x', allOf: [{ minLength: 1 }] } },
+        $defs: { x: { type: 'string' } },
+      }),
     ).toEqual({ type: 'object', properties: { a: { allOf: [{ minLength: 1 }, { type: 'string' }] } } });
   });
 
@@ -215,7 +274,11 @@ describe('$ref siblings', () => {
   });
 
   it('2020-12: "sibling wins" merging never happens (a conflicting sibling stays a separate constraint)', () => {
-    const out = inlined({ type: 'object', properties: { a: { $ref: '#/$defs/x', type: 'integer' } }, $defs: { x: { type: 'string' } } });
+    const out = inlined({
+      type: 'object',
+      properties: { a: { $ref: '#/$defs/x', type: 'integer' } },
+      $defs: { x: { type: 'string' } },
+    });
     expect(out).toEqual({ type: 'object', properties: { a: { type: 'integer', allOf: [{ type: 'string' }] } } });
   });
 
@@ -224,13 +287,17 @@ describe('$ref siblings', () => {
       inlined({
         $schema: draft07,
         type: 'object',
-        properties: { a: { $ref: '#/definitions/x', title: 'T', description: 'D', default: 'v', examples: ['e'], $comment: 'c' } },
+        properties: {
+          a: { $ref: '#/definitions/x', title: 'T', description: 'D', default: 'v', examples: ['e'], $comment: 'c' },
+        },
         definitions: { x: { type: 'string' } },
       }),
     ).toEqual({
       $schema: draft07,
       type: 'object',
-      properties: { a: { title: 'T', description: 'D', default: 'v', examples: ['e'], $comment: 'c', allOf: [{ type: 'string' }] } },
+      properties: {
+        a: { title: 'T', description: 'D', default: 'v', examples: ['e'], $comment: 'c', allOf: [{ type: 'string' }] },
+      },
     });
   });
 
@@ -241,7 +308,12 @@ describe('$ref siblings', () => {
     ['enum', { enum: [1] }],
   ])('draft-07: an assertion sibling (%s) is refused with REF_SIBLINGS at the sibling', (keyword, sibling) => {
     const refusal = refuses(
-      { $schema: draft07, type: 'object', properties: { a: { $ref: '#/definitions/x', description: 'D', ...sibling } }, definitions: { x: { type: 'string' } } },
+      {
+        $schema: draft07,
+        type: 'object',
+        properties: { a: { $ref: '#/definitions/x', description: 'D', ...sibling } },
+        definitions: { x: { type: 'string' } },
+      },
       'REF_SIBLINGS',
       `${IN}/properties/a/${keyword}`,
     );
@@ -250,16 +322,39 @@ describe('$ref siblings', () => {
 
   it('draft-07 is recognised from draft-04 and draft-06 $schema URIs too, and a 2019-09 $schema keeps the allOf form', () => {
     for (const uri of ['http://json-schema.org/draft-04/schema#', 'http://json-schema.org/draft-06/schema#']) {
-      refuses({ $schema: uri, type: 'object', properties: { a: { $ref: '#/definitions/x', minimum: 1 } }, definitions: { x: {} } }, 'REF_SIBLINGS', `${IN}/properties/a/minimum`);
+      refuses(
+        {
+          $schema: uri,
+          type: 'object',
+          properties: { a: { $ref: '#/definitions/x', minimum: 1 } },
+          definitions: { x: {} },
+        },
+        'REF_SIBLINGS',
+        `${IN}/properties/a/minimum`,
+      );
     }
     expect(
-      inlined({ $schema: 'https://json-schema.org/draft/2019-09/schema', type: 'object', properties: { a: { $ref: '#/$defs/x', minimum: 1 } }, $defs: { x: { type: 'integer' } } }),
-    ).toEqual({ $schema: 'https://json-schema.org/draft/2019-09/schema', type: 'object', properties: { a: { minimum: 1, allOf: [{ type: 'integer' }] } } });
+      inlined({
+        $schema: 'https://json-schema.org/draft/2019-09/schema',
+        type: 'object',
+        properties: { a: { $ref: '#/$defs/x', minimum: 1 } },
+        $defs: { x: { type: 'integer' } },
+      }),
+    ).toEqual({
+      $schema: 'https://json-schema.org/draft/2019-09/schema',
+      type: 'object',
+      properties: { a: { minimum: 1, allOf: [{ type: 'integer' }] } },
+    });
   });
 
   it('draft-07: an assertion sibling inside a definition reached through a ref points at the definition', () => {
     refuses(
-      { $schema: draft07, type: 'object', properties: { a: { $ref: '#/definitions/x' } }, definitions: { x: { $ref: '#/definitions/y', maxLength: 3 }, y: { type: 'string' } } },
+      {
+        $schema: draft07,
+        type: 'object',
+        properties: { a: { $ref: '#/definitions/x' } },
+        definitions: { x: { $ref: '#/definitions/y', maxLength: 3 }, y: { type: 'string' } },
+      },
       'REF_SIBLINGS',
       `${IN}/definitions/x/maxLength`,
     );
@@ -269,7 +364,11 @@ describe('$ref siblings', () => {
 describe('refs that cannot be inlined are refused', () => {
   it('a self-referencing definition → CIRCULAR_REF at the ref, naming the cycle', () => {
     const refusal = refuses(
-      { type: 'object', properties: { tree: { $ref: '#/$defs/node' } }, $defs: { node: { type: 'object', properties: { child: { $ref: '#/$defs/node' } } } } },
+      {
+        type: 'object',
+        properties: { tree: { $ref: '#/$defs/node' } },
+        $defs: { node: { type: 'object', properties: { child: { $ref: '#/$defs/node' } } } },
+      },
       'CIRCULAR_REF',
       `${IN}/$defs/node/properties/child/$ref`,
     );
@@ -278,7 +377,11 @@ describe('refs that cannot be inlined are refused', () => {
 
   it('A → B → A → CIRCULAR_REF at the ref that closes the cycle, naming every step', () => {
     const refusal = refuses(
-      { type: 'object', properties: { a: { $ref: '#/$defs/a' } }, $defs: { a: { type: 'array', items: { $ref: '#/$defs/b' } }, b: { anyOf: [{ $ref: '#/$defs/a' }] } } },
+      {
+        type: 'object',
+        properties: { a: { $ref: '#/$defs/a' } },
+        $defs: { a: { type: 'array', items: { $ref: '#/$defs/b' } }, b: { anyOf: [{ $ref: '#/$defs/a' }] } },
+      },
       'CIRCULAR_REF',
       `${IN}/$defs/b/anyOf/0/$ref`,
     );
@@ -286,7 +389,11 @@ describe('refs that cannot be inlined are refused', () => {
   });
 
   it('a ref to the document root (#) → CIRCULAR_REF', () => {
-    const refusal = refuses({ type: 'object', properties: { self: { $ref: '#' } } }, 'CIRCULAR_REF', `${IN}/properties/self/$ref`);
+    const refusal = refuses(
+      { type: 'object', properties: { self: { $ref: '#' } } },
+      'CIRCULAR_REF',
+      `${IN}/properties/self/$ref`,
+    );
     expect(refusal.message).toMatch(/circular.*#/);
   });
 
@@ -312,19 +419,40 @@ describe('refs that cannot be inlined are refused', () => {
     ['an array index out of range', '#/allOf/5'],
     ['a missing anchor', '#nope'],
   ])('%s → MISSING_REF at the ref', (_label, ref) => {
-    refuses({ type: 'object', allOf: [{}], properties: { a: { $ref: ref } } }, 'MISSING_REF', `${IN}/properties/a/$ref`);
+    refuses(
+      { type: 'object', allOf: [{}], properties: { a: { $ref: ref } } },
+      'MISSING_REF',
+      `${IN}/properties/a/$ref`,
+    );
   });
 
   it('a ref may only point at a schema position: into data or an unknown keyword is UNSUPPORTED_REF (nothing unchecked is inlined)', () => {
     refuses(
-      { type: 'object', 'x-lib': { $dynamicRef: 'https://evil.example/s.json#meta' }, properties: { a: { $ref: '#/x-lib' } } },
+      {
+        type: 'object',
+        'x-lib': { $dynamicRef: 'https://evil.example/s.json#meta' },
+        properties: { a: { $ref: '#/x-lib' } },
+      },
       'UNSUPPORTED_REF',
       `${IN}/properties/a/$ref`,
     );
-    refuses({ type: 'object', 'x-lib': { enum: ['e\u0301'] }, properties: { a: { $ref: '#/x-lib' } } }, 'UNSUPPORTED_REF', `${IN}/properties/a/$ref`);
-    refuses({ type: 'object', properties: { a: { const: { type: 'string' } }, b: { $ref: '#/properties/a/const' } } }, 'UNSUPPORTED_REF', `${IN}/properties/b/$ref`);
+    refuses(
+      { type: 'object', 'x-lib': { enum: ['e\u0301'] }, properties: { a: { $ref: '#/x-lib' } } },
+      'UNSUPPORTED_REF',
+      `${IN}/properties/a/$ref`,
+    );
+    refuses(
+      { type: 'object', properties: { a: { const: { type: 'string' } }, b: { $ref: '#/properties/a/const' } } },
+      'UNSUPPORTED_REF',
+      `${IN}/properties/b/$ref`,
+    );
     // Schema positions all the way down still resolve: a map, an array of schemas, draft-07 array items.
-    expect(inlined({ type: 'object', properties: { a: { anyOf: [{ type: 'string' }] }, b: { $ref: '#/properties/a/anyOf/0' } } })).toEqual({
+    expect(
+      inlined({
+        type: 'object',
+        properties: { a: { anyOf: [{ type: 'string' }] }, b: { $ref: '#/properties/a/anyOf/0' } },
+      }),
+    ).toEqual({
       type: 'object',
       properties: { a: { anyOf: [{ type: 'string' }] }, b: { type: 'string' } },
     });
@@ -332,7 +460,11 @@ describe('refs that cannot be inlined are refused', () => {
 
   it('a plain-name ref does not reach an $anchor inside an embedded resource (nested $id): MISSING_REF', () => {
     refuses(
-      { type: 'object', $defs: { emb: { $id: 'https://other.example/s', $defs: { inner: { $anchor: 'foo', type: 'string' } } } }, properties: { a: { $ref: '#foo' } } },
+      {
+        type: 'object',
+        $defs: { emb: { $id: 'https://other.example/s', $defs: { inner: { $anchor: 'foo', type: 'string' } } } },
+        properties: { a: { $ref: '#foo' } },
+      },
       'MISSING_REF',
       `${IN}/properties/a/$ref`,
     );
@@ -340,14 +472,22 @@ describe('refs that cannot be inlined are refused', () => {
 
   it('a dangling ref inside an unused root definition is refused too (MISSING_REF), not silently dropped', () => {
     refuses(
-      { type: 'object', properties: { a: { $ref: '#/$defs/used' } }, $defs: { used: { type: 'string' }, unused: { $ref: '#/$defs/gone' } } },
+      {
+        type: 'object',
+        properties: { a: { $ref: '#/$defs/used' } },
+        $defs: { used: { type: 'string' }, unused: { $ref: '#/$defs/gone' } },
+      },
       'MISSING_REF',
       `${IN}/$defs/unused/$ref`,
     );
   });
 
   it('$dynamicRef and $recursiveRef → UNSUPPORTED_REF at the keyword', () => {
-    refuses({ type: 'object', properties: { a: { $dynamicRef: '#meta' } } }, 'UNSUPPORTED_REF', `${IN}/properties/a/$dynamicRef`);
+    refuses(
+      { type: 'object', properties: { a: { $dynamicRef: '#meta' } } },
+      'UNSUPPORTED_REF',
+      `${IN}/properties/a/$dynamicRef`,
+    );
     refuses({ type: 'object', items: { $recursiveRef: '#' } }, 'UNSUPPORTED_REF', `${IN}/items/$recursiveRef`);
   });
 
@@ -357,12 +497,26 @@ describe('refs that cannot be inlined are refused', () => {
     ['an object', { $ref: '#' }],
     ['an array', ['#/$defs/x']],
   ])('a non-string $ref (%s) → UNSUPPORTED_REF', (_label, ref) => {
-    refuses({ type: 'object', properties: { a: { $ref: ref } }, $defs: { x: {} } }, 'UNSUPPORTED_REF', `${IN}/properties/a/$ref`);
+    refuses(
+      { type: 'object', properties: { a: { $ref: ref } }, $defs: { x: {} } },
+      'UNSUPPORTED_REF',
+      `${IN}/properties/a/$ref`,
+    );
   });
 
   it('a $ref under an embedded $id (a resource inside the schema) → UNSUPPORTED_REF', () => {
     refuses(
-      { type: 'object', properties: { a: { $id: 'https://example.com/inner', type: 'object', properties: { b: { $ref: '#/$defs/x' } }, $defs: { x: {} } } } },
+      {
+        type: 'object',
+        properties: {
+          a: {
+            $id: 'https://example.com/inner',
+            type: 'object',
+            properties: { b: { $ref: '#/$defs/x' } },
+            $defs: { x: {} },
+          },
+        },
+      },
       'UNSUPPORTED_REF',
       `${IN}/properties/a/properties/b/$ref`,
     );
@@ -370,15 +524,27 @@ describe('refs that cannot be inlined are refused', () => {
 
   it('a fragment that is neither a pointer nor a plain name, or bad percent-encoding → UNSUPPORTED_REF', () => {
     refuses({ type: 'object', properties: { a: { $ref: '#9lives' } } }, 'UNSUPPORTED_REF', `${IN}/properties/a/$ref`);
-    refuses({ type: 'object', properties: { a: { $ref: '#/$defs/%E0%A4%A' } } }, 'UNSUPPORTED_REF', `${IN}/properties/a/$ref`);
+    refuses(
+      { type: 'object', properties: { a: { $ref: '#/$defs/%E0%A4%A' } } },
+      'UNSUPPORTED_REF',
+      `${IN}/properties/a/$ref`,
+    );
   });
 
   it('a ref to a value that is not a schema → UNSUPPORTED_REF', () => {
-    refuses({ type: 'object', required: ['a'], properties: { a: { $ref: '#/required' } } }, 'UNSUPPORTED_REF', `${IN}/properties/a/$ref`);
+    refuses(
+      { type: 'object', required: ['a'], properties: { a: { $ref: '#/required' } } },
+      'UNSUPPORTED_REF',
+      `${IN}/properties/a/$ref`,
+    );
   });
 
   it('refs are checked in unused definitions too (an external ref there is refused)', () => {
-    refuses({ type: 'object', $defs: { unused: { $ref: 'https://example.com/x.json' } } }, 'EXTERNAL_REF', `${IN}/$defs/unused/$ref`);
+    refuses(
+      { type: 'object', $defs: { unused: { $ref: 'https://example.com/x.json' } } },
+      'EXTERNAL_REF',
+      `${IN}/$defs/unused/$ref`,
+    );
   });
 });
 
@@ -429,10 +595,27 @@ describe('THE NO-I/O TEST: a manifest never makes the pipeline open a connection
     const url = `${base}/schema.json`;
     const cases: { inputSchema: JsonObject; outputSchema?: JsonObject; pointer: string }[] = [
       { inputSchema: { type: 'object', $ref: url }, pointer: `${IN}/$ref` },
-      { inputSchema: { type: 'object', properties: { a: { type: 'object', properties: { b: { $ref: `${url}#/x` } } } } }, pointer: `${IN}/properties/a/properties/b/$ref` },
-      { inputSchema: { type: 'object', properties: { a: { $ref: '#/$defs/x' } }, $defs: { x: { items: { $ref: url } } } }, pointer: `${IN}/$defs/x/items/$ref` },
+      {
+        inputSchema: {
+          type: 'object',
+          properties: { a: { type: 'object', properties: { b: { $ref: `${url}#/x` } } } },
+        },
+        pointer: `${IN}/properties/a/properties/b/$ref`,
+      },
+      {
+        inputSchema: {
+          type: 'object',
+          properties: { a: { $ref: '#/$defs/x' } },
+          $defs: { x: { items: { $ref: url } } },
+        },
+        pointer: `${IN}/$defs/x/items/$ref`,
+      },
       { inputSchema: { type: 'object' }, outputSchema: { $ref: url }, pointer: '/tools/0/outputSchema/$ref' },
-      { inputSchema: { type: 'object' }, outputSchema: { type: 'object', properties: { r: { allOf: [{ $ref: `${base}/other.json` }] } } }, pointer: '/tools/0/outputSchema/properties/r/allOf/0/$ref' },
+      {
+        inputSchema: { type: 'object' },
+        outputSchema: { type: 'object', properties: { r: { allOf: [{ $ref: `${base}/other.json` }] } } },
+        pointer: '/tools/0/outputSchema/properties/r/allOf/0/$ref',
+      },
     ];
     for (const { inputSchema, outputSchema, pointer } of cases) {
       const refusal = expectRefusal(
@@ -465,9 +648,19 @@ describe('THE NO-I/O TEST: a manifest never makes the pipeline open a connection
     afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
     it('refs to an existing temp file (file: URL, absolute path, relative path, with fragments) are refused; its content appears nowhere', () => {
-      const refs = [`file://${secretPath}`, secretPath, `${secretPath}#/description`, relative(process.cwd(), secretPath), `file://${secretPath}#/type`];
+      const refs = [
+        `file://${secretPath}`,
+        secretPath,
+        `${secretPath}#/description`,
+        relative(process.cwd(), secretPath),
+        `file://${secretPath}#/type`,
+      ];
       for (const ref of refs) {
-        const refusal = expectRefusal(() => run({ type: 'object', properties: { a: { $ref: ref } } }), 'EXTERNAL_REF', `${IN}/properties/a/$ref`);
+        const refusal = expectRefusal(
+          () => run({ type: 'object', properties: { a: { $ref: ref } } }),
+          'EXTERNAL_REF',
+          `${IN}/properties/a/$ref`,
+        );
         expect(refusal.message).not.toContain(secret);
       }
     });
@@ -484,7 +677,8 @@ describe('THE NO-I/O TEST: a manifest never makes the pipeline open a connection
 
   it('no pipeline module imports anything that can do I/O', () => {
     const dir = repoPath('src', 'pipeline');
-    const forbidden = /from\s+['"](node:)?(fs|fs\/promises|http|https|http2|net|tls|dns|dgram|child_process|worker_threads|undici|@apidevtools\/json-schema-ref-parser)['"]/;
+    const forbidden =
+      /from\s+['"](node:)?(fs|fs\/promises|http|https|http2|net|tls|dns|dgram|child_process|worker_threads|undici|@apidevtools\/json-schema-ref-parser)['"]/;
     for (const file of readdirSync(dir).filter((name) => name.endsWith('.ts'))) {
       const source = readFileSync(join(dir, file), 'utf8');
       expect(source, file).not.toMatch(forbidden);
@@ -497,7 +691,8 @@ describe('expansion is bounded before anything is serialised', () => {
   /** $defs a0..a25, each referring to the previous one twice: ~1.5 KB that would expand to gigabytes. */
   function bomb(): JsonObject {
     const defs: JsonObject = { a0: { type: 'string' } };
-    for (let i = 1; i <= 25; i++) defs[`a${i}`] = { allOf: [{ $ref: `#/$defs/a${i - 1}` }, { $ref: `#/$defs/a${i - 1}` }] };
+    for (let i = 1; i <= 25; i++)
+      defs[`a${i}`] = { allOf: [{ $ref: `#/$defs/a${i - 1}` }, { $ref: `#/$defs/a${i - 1}` }] };
     return { type: 'object', properties: { x: { $ref: '#/$defs/a25' } }, $defs: defs };
   }
 
@@ -511,7 +706,8 @@ describe('expansion is bounded before anything is serialised', () => {
 
   it('the same shape at a harmless size is inlined in full', () => {
     const defs: JsonObject = { a0: { type: 'string' } };
-    for (let i = 1; i <= 3; i++) defs[`a${i}`] = { allOf: [{ $ref: `#/$defs/a${i - 1}` }, { $ref: `#/$defs/a${i - 1}` }] };
+    for (let i = 1; i <= 3; i++)
+      defs[`a${i}`] = { allOf: [{ $ref: `#/$defs/a${i - 1}` }, { $ref: `#/$defs/a${i - 1}` }] };
     const out = inlined({ type: 'object', properties: { x: { $ref: '#/$defs/a3' } }, $defs: defs });
     const a1 = { allOf: [{ type: 'string' }, { type: 'string' }] };
     const a2 = { allOf: [a1, a1] };
@@ -521,13 +717,27 @@ describe('expansion is bounded before anything is serialised', () => {
   it('more than maxRefsPerSchema (1000) refs → EXPANSION_LIMIT at the 1001st', () => {
     const props: JsonObject = {};
     for (let i = 0; i <= 1000; i++) props[`p${i}`] = { $ref: '#/$defs/x' };
-    refuses({ type: 'object', properties: props, $defs: { x: { type: 'string' } } }, 'EXPANSION_LIMIT', `${IN}/properties/p1000/$ref`);
+    refuses(
+      { type: 'object', properties: props, $defs: { x: { type: 'string' } } },
+      'EXPANSION_LIMIT',
+      `${IN}/properties/p1000/$ref`,
+    );
     delete props['p1000'];
-    expect(Object.keys((inlined({ type: 'object', properties: props, $defs: { x: { type: 'string' } } }) as JsonObject)['properties'] as JsonObject)).toHaveLength(1000);
+    expect(
+      Object.keys(
+        (inlined({ type: 'object', properties: props, $defs: { x: { type: 'string' } } }) as JsonObject)[
+          'properties'
+        ] as JsonObject,
+      ),
+    ).toHaveLength(1000);
   });
 
   it('the size budget is per manifest, shared by all its schemas', () => {
-    const schema = { type: 'object', properties: { a: { $ref: '#/$defs/x' }, b: { $ref: '#/$defs/x' } }, $defs: { x: { type: 'string', description: 'x'.repeat(40) } } };
+    const schema = {
+      type: 'object',
+      properties: { a: { $ref: '#/$defs/x' }, b: { $ref: '#/$defs/x' } },
+      $defs: { x: { type: 'string', description: 'x'.repeat(40) } },
+    };
     const one = encodeJson(manifest([tool('a', schema)]));
     const two = encodeJson(manifest([tool('a', schema), tool('b', schema)]));
     const limits = { maxExpandedSize: 250 };
@@ -538,7 +748,8 @@ describe('expansion is bounded before anything is serialised', () => {
   it('nesting deeper than 128 after inlining → DEPTH_LIMIT at the schema', () => {
     const chain = (levels: number): JsonObject => {
       const defs: JsonObject = { [`d${levels}`]: { type: 'string' } };
-      for (let i = 0; i < levels; i++) defs[`d${i}`] = { type: 'object', properties: { p: { $ref: `#/$defs/d${i + 1}` } } };
+      for (let i = 0; i < levels; i++)
+        defs[`d${i}`] = { type: 'object', properties: { p: { $ref: `#/$defs/d${i + 1}` } } };
       return { type: 'object', properties: { p: { $ref: '#/$defs/d0' } }, $defs: defs };
     };
     // Inlined, chain(n) nests: manifest, tools, tool, inputSchema, properties, then 2 levels per def: 6 + 2n levels.
@@ -562,7 +773,11 @@ describe('purity', () => {
     const bytes = oneToolBytes({
       type: 'object',
       properties: { a: { $ref: '#/$defs/x', description: 'first' }, b: { $ref: '#/$defs/x' }, c: { $ref: '#anchor' } },
-      $defs: { x: { type: 'object', properties: { n: { type: 'integer' } } }, y: { $anchor: 'anchor', enum: [1] }, z: { $id: 'https://e/z', enum: [2] } },
+      $defs: {
+        x: { type: 'object', properties: { n: { type: 'integer' } } },
+        y: { $anchor: 'anchor', enum: [1] },
+        z: { $id: 'https://e/z', enum: [2] },
+      },
     });
     const input = (parseStrict(bytes).value as { tools: JsonObject[] }).tools[0]!['inputSchema'] as JsonObject;
     const before = JSON.stringify(input);
@@ -582,7 +797,11 @@ describe('purity', () => {
   });
 
   it('the same bytes give the same result twice', () => {
-    const bytes = oneToolBytes({ type: 'object', properties: { a: { $ref: '#/$defs/x' } }, $defs: { x: { type: 'string' } } });
+    const bytes = oneToolBytes({
+      type: 'object',
+      properties: { a: { $ref: '#/$defs/x' } },
+      $defs: { x: { type: 'string' } },
+    });
     expect(runPipeline(bytes).digest).toBe(runPipeline(bytes).digest);
   });
 });

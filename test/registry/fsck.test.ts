@@ -4,15 +4,25 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { hashLeaf } from '../../src/log/index.ts';
 import { runFsck } from '../../src/registry/index.ts';
-import { cleanupTempDirs, createTestEnv, manifestBytes, postManifest, postYank, type TestEnv } from '../helpers/registry-helpers.ts';
+import {
+  cleanupTempDirs,
+  createTestEnv,
+  manifestBytes,
+  postManifest,
+  postYank,
+  type TestEnv,
+} from '../helpers/registry-helpers.ts';
 
 afterAll(cleanupTempDirs);
 
 async function populated(): Promise<TestEnv> {
   const env = createTestEnv();
-  for (const version of ['1.0.0', '1.1.0', '2.0.0']) expect((await postManifest(env.app, manifestBytes({ version, description: version }), env.token)).status).toBe(201);
+  for (const version of ['1.0.0', '1.1.0', '2.0.0'])
+    expect((await postManifest(env.app, manifestBytes({ version, description: version }), env.token)).status).toBe(201);
   expect((await postManifest(env.app, manifestBytes({ name: 'io.github.acme/other' }), env.token)).status).toBe(201);
-  expect((await postYank(env.app, '/v1/manifests/io.github.acme/widgets/1.1.0', { reason: 'x' }, env.token)).status).toBe(200);
+  expect(
+    (await postYank(env.app, '/v1/manifests/io.github.acme/widgets/1.1.0', { reason: 'x' }, env.token)).status,
+  ).toBe(200);
   await env.registry.rotateSigningKey();
   expect((await postManifest(env.app, manifestBytes({ version: '3.0.0' }), env.token)).status).toBe(201);
   return env;
@@ -41,10 +51,18 @@ describe('runFsck', () => {
     const env = await populated();
     const digest = env.store.getVersion('io.github.acme/widgets', '1.0.0')!.digest;
     env.store.client.exec('DROP TRIGGER blobs_no_update');
-    env.store.client.prepare("UPDATE blobs SET bytes = CAST(replace(CAST(bytes AS TEXT), '1.0.0', '1.0.9') AS BLOB) WHERE digest = ?").run(digest);
+    env.store.client
+      .prepare("UPDATE blobs SET bytes = CAST(replace(CAST(bytes AS TEXT), '1.0.0', '1.0.9') AS BLOB) WHERE digest = ?")
+      .run(digest);
     const report = await runFsck(env.store, env.registry.log.verifierString);
     expect(report.ok).toBe(false);
-    expect(report.problems).toEqual([{ code: 'INTEGRITY_ERROR', where: `blob ${digest}`, message: expect.stringMatching(/^bytes hash to sha256:[0-9a-f]{64}$/) as unknown as string }]);
+    expect(report.problems).toEqual([
+      {
+        code: 'INTEGRITY_ERROR',
+        where: `blob ${digest}`,
+        message: expect.stringMatching(/^bytes hash to sha256:[0-9a-f]{64}$/) as unknown as string,
+      },
+    ]);
     env.close();
   });
 
@@ -72,7 +90,9 @@ describe('runFsck', () => {
     env.store.client.exec('DROP TRIGGER manifest_versions_immutable_columns');
     const donor = env.store.getVersion('io.github.acme/widgets', '1.0.0')!;
     const target = env.store.getVersion('io.github.acme/widgets', '2.0.0')!;
-    env.store.client.prepare('UPDATE manifest_versions SET attestation = ? WHERE id = ?').run(donor.attestation, target.id);
+    env.store.client
+      .prepare('UPDATE manifest_versions SET attestation = ? WHERE id = ?')
+      .run(donor.attestation, target.id);
     const report = await runFsck(env.store);
     expect(report.problems.map((p) => [p.code, p.where])).toEqual([
       ['SIGNATURE_INVALID', 'io.github.acme/widgets@2.0.0'],
@@ -86,7 +106,9 @@ describe('runFsck', () => {
     const env = await populated();
     env.store.client.exec('DROP TRIGGER log_entries_no_update');
     const index = env.store.getVersion('io.github.acme/widgets', '1.0.0')!.logIndex;
-    env.store.client.prepare('UPDATE log_entries SET data = ? WHERE idx = ?').run(Buffer.from('{"rewritten":true}'), index);
+    env.store.client
+      .prepare('UPDATE log_entries SET data = ? WHERE idx = ?')
+      .run(Buffer.from('{"rewritten":true}'), index);
     let report = await runFsck(env.store, env.registry.log.verifierString);
     expect(report.ok).toBe(false);
     expect(report.problems.slice(0, 2).map((p) => [p.code, p.where])).toEqual([
@@ -98,12 +120,16 @@ describe('runFsck', () => {
     const rest = report.problems.slice(2);
     expect(rest.length).toBeGreaterThan(0);
     expect(rest.every((p) => p.code === 'LOG_INCONSISTENT' && /^(log node|checkpoint) /.test(p.where))).toBe(true);
-    const firstBadCheckpoint = Math.min(...rest.filter((p) => p.where.startsWith('checkpoint')).map((p) => Number(p.where.split(' ')[1])));
+    const firstBadCheckpoint = Math.min(
+      ...rest.filter((p) => p.where.startsWith('checkpoint')).map((p) => Number(p.where.split(' ')[1])),
+    );
     expect(firstBadCheckpoint).toBe(index + 1);
 
     // A careful forger also rewrites the leaf hash: the stored tree nodes and the signed checkpoints give it away.
     const forged = Buffer.from('{"rewritten":true}');
-    env.store.client.prepare('UPDATE log_entries SET leaf_hash = ? WHERE idx = ?').run(Buffer.from(hashLeaf(forged)), index);
+    env.store.client
+      .prepare('UPDATE log_entries SET leaf_hash = ? WHERE idx = ?')
+      .run(Buffer.from(hashLeaf(forged)), index);
     report = await runFsck(env.store, env.registry.log.verifierString);
     const codes = report.problems.map((p) => p.code);
     expect(codes).toContain('NOT_IN_LOG');
@@ -126,17 +152,27 @@ describe('runFsck', () => {
     env.store.client.prepare('UPDATE log_checkpoints SET note = ? WHERE size = ?').run(lines.join('\n'), latest.size);
     expect((await runFsck(env.store)).ok).toBe(true); // without the log key only the tree is checked
     const report = await runFsck(env.store, env.registry.log.verifierString);
-    expect(report.problems).toEqual([{ code: 'LOG_INCONSISTENT', where: `checkpoint ${latest.size}`, message: expect.stringMatching(/^SIGNATURE_INVALID/) as unknown as string }]);
+    expect(report.problems).toEqual([
+      {
+        code: 'LOG_INCONSISTENT',
+        where: `checkpoint ${latest.size}`,
+        message: expect.stringMatching(/^SIGNATURE_INVALID/) as unknown as string,
+      },
+    ]);
     env.close();
   });
 
   it('reports every problem at once', async () => {
     const env = await populated();
-    env.store.client.exec('DROP TRIGGER blobs_no_update; DROP TRIGGER manifest_versions_immutable_columns; DROP TRIGGER log_entries_no_update');
+    env.store.client.exec(
+      'DROP TRIGGER blobs_no_update; DROP TRIGGER manifest_versions_immutable_columns; DROP TRIGGER log_entries_no_update',
+    );
     const a = env.store.getVersion('io.github.acme/widgets', '1.0.0')!;
     const b = env.store.getVersion('io.github.acme/other', '1.0.0')!;
     env.store.client.prepare('UPDATE blobs SET bytes = ? WHERE digest = ?').run(Buffer.from('{}'), a.digest);
-    env.store.client.prepare("UPDATE manifest_versions SET stored_at = '2000-01-01T00:00:00.000Z' WHERE id = ?").run(b.id);
+    env.store.client
+      .prepare("UPDATE manifest_versions SET stored_at = '2000-01-01T00:00:00.000Z' WHERE id = ?")
+      .run(b.id);
     env.store.client.prepare('UPDATE log_entries SET data = ? WHERE idx = 0').run(Buffer.from('x'));
     const report = await runFsck(env.store, env.registry.log.verifierString);
     expect(report.problems.map((p) => [p.code, p.where])).toEqual(

@@ -25,7 +25,9 @@ describe('GroupCommitter (the registry on one thread)', () => {
   it('publishes started in one turn share one commit and one signed checkpoint; each proof leads to it', async () => {
     const env = createTestEnv({ onDisk: true });
     const checkpointsBefore = env.store.listCheckpoints().length;
-    const outcomes = await Promise.all(Array.from({ length: 6 }, (_, i) => env.registry.publish(manifestBytes({ version: `1.0.${i}` }), env.publisher)));
+    const outcomes = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => env.registry.publish(manifestBytes({ version: `1.0.${i}` }), env.publisher)),
+    );
     expect(outcomes.map((o) => o.created)).toEqual(Array(6).fill(true));
     expect(env.store.listCheckpoints().length).toBe(checkpointsBefore + 1);
     const size = env.store.latestCheckpoint()!.size;
@@ -86,7 +88,10 @@ describe('GroupCommitter (the registry on one thread)', () => {
     expect(after.counts['manifest_versions']).toBe(before.counts['manifest_versions']! + 2);
     expect(after.counts['blobs']).toBe(before.counts['blobs']! + 2);
     // Every leaf is in a signed checkpoint, and the log has no gap where the failed publish was.
-    expect(stored.map((o) => o.record.logIndex).sort()).toEqual([before.counts['log_entries']!, before.counts['log_entries']! + 1]);
+    expect(stored.map((o) => o.record.logIndex).sort()).toEqual([
+      before.counts['log_entries']!,
+      before.counts['log_entries']! + 1,
+    ]);
     expect(env.store.latestCheckpoint()!.size).toBe(after.counts['log_entries']);
     env.close();
   });

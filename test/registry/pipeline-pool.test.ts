@@ -5,15 +5,40 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ToolsealError } from '../../src/errors.ts';
 import { runPipeline } from '../../src/pipeline/index.ts';
-import { inlinePipeline, startPipelinePool, type PipelineOutput, type PipelineRunner } from '../../src/registry/pipeline-pool.ts';
-import { cleanupTempDirs, createTestEnv, expectProblem, makeManifest, manifestBytes, postManifest, repoRoot, sampleTool, snapshotDb, utf8 } from '../helpers/registry-helpers.ts';
+import {
+  inlinePipeline,
+  startPipelinePool,
+  type PipelineOutput,
+  type PipelineRunner,
+} from '../../src/registry/pipeline-pool.ts';
+import {
+  cleanupTempDirs,
+  createTestEnv,
+  expectProblem,
+  makeManifest,
+  manifestBytes,
+  postManifest,
+  repoRoot,
+  sampleTool,
+  snapshotDb,
+  utf8,
+} from '../helpers/registry-helpers.ts';
 
 const examplesDir = join(repoRoot, 'manifests');
-const examples = readdirSync(examplesDir).filter((file) => file.endsWith('.json')).sort();
+const examples = readdirSync(examplesDir)
+  .filter((file) => file.endsWith('.json'))
+  .sort();
 
 function withoutManifest(output: PipelineOutput): Record<string, unknown> {
   const { name, version, digest, size, renamedTools } = output;
-  return { name, version, digest, size, renamedTools, canonicalBytes: Buffer.from(output.canonicalBytes).toString('hex') };
+  return {
+    name,
+    version,
+    digest,
+    size,
+    renamedTools,
+    canonicalBytes: Buffer.from(output.canonicalBytes).toString('hex'),
+  };
 }
 
 async function refusalOf(run: Promise<unknown>): Promise<ToolsealError> {
@@ -36,16 +61,21 @@ describe('startPipelinePool', () => {
     cleanupTempDirs();
   });
 
-  it.each(examples)('%s: the same canonical bytes, digest, size and renamed tools as runPipeline inline', async (file) => {
-    const bytes = readFileSync(join(examplesDir, file));
-    const inline = runPipeline(bytes);
-    const pooled = await pool.run(bytes, {});
-    expect(withoutManifest(pooled)).toEqual(withoutManifest(inline));
-    expect(pooled.canonicalBytes).toBeInstanceOf(Uint8Array);
-  });
+  it.each(examples)(
+    '%s: the same canonical bytes, digest, size and renamed tools as runPipeline inline',
+    async (file) => {
+      const bytes = readFileSync(join(examplesDir, file));
+      const inline = runPipeline(bytes);
+      const pooled = await pool.run(bytes, {});
+      expect(withoutManifest(pooled)).toEqual(withoutManifest(inline));
+      expect(pooled.canonicalBytes).toBeInstanceOf(Uint8Array);
+    },
+  );
 
   it('many jobs at once on two workers: each answer belongs to its own request', async () => {
-    const uploads = Array.from({ length: 40 }, (_, i) => manifestBytes({ name: `io.github.acme/tool-${i}`, version: `1.0.${i}` }));
+    const uploads = Array.from({ length: 40 }, (_, i) =>
+      manifestBytes({ name: `io.github.acme/tool-${i}`, version: `1.0.${i}` }),
+    );
     const outputs = await Promise.all(uploads.map((bytes) => pool.run(bytes, {})));
     outputs.forEach((output, i) => {
       expect(output.name).toBe(`io.github.acme/tool-${i}`);
@@ -139,15 +169,24 @@ describe('a registry publishing through a pipeline pool', () => {
       const viaInline = await postManifest(inline.app, upload, inline.token);
       expect(viaPool.status).toBe(201);
       expect(viaInline.status).toBe(201);
-      const [a, b] = [(await viaPool.json()) as { digest: string; size: number }, (await viaInline.json()) as { digest: string; size: number }];
+      const [a, b] = [
+        (await viaPool.json()) as { digest: string; size: number },
+        (await viaInline.json()) as { digest: string; size: number },
+      ];
       expect(a.digest).toBe(b.digest);
       expect(a.size).toBe(b.size);
       const { name, version } = runPipeline(upload);
       const served = await pooled.app.request(`/v1/manifests/${name}/${version}`);
-      expect(Buffer.from(await served.arrayBuffer()).equals(Buffer.from(runPipeline(upload).canonicalBytes))).toBe(true);
+      expect(Buffer.from(await served.arrayBuffer()).equals(Buffer.from(runPipeline(upload).canonicalBytes))).toBe(
+        true,
+      );
 
       const before = snapshotDb(pooled.store);
-      await expectProblem(await postManifest(pooled.app, '{"name":"io.github.acme/x","name":"io.github.acme/y"}', pooled.token), 'DUPLICATE_KEY', '/name');
+      await expectProblem(
+        await postManifest(pooled.app, '{"name":"io.github.acme/x","name":"io.github.acme/y"}', pooled.token),
+        'DUPLICATE_KEY',
+        '/name',
+      );
       expect(snapshotDb(pooled.store)).toEqual(before);
       expect(pooled.unexpectedErrors).toEqual([]);
     } finally {

@@ -7,7 +7,17 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { hashLeaf, verifyCheckpoint, verifyInclusionProof } from '../../src/log/index.ts';
 import { runPipeline } from '../../src/pipeline/index.ts';
 import { startPublishWriter } from '../../src/registry/index.ts';
-import { bodyBytes, cleanupTempDirs, createTestEnv, expectProblem, makeTempDir, manifestBytes, postManifest, sampleTool, snapshotDb } from '../helpers/registry-helpers.ts';
+import {
+  bodyBytes,
+  cleanupTempDirs,
+  createTestEnv,
+  expectProblem,
+  makeTempDir,
+  manifestBytes,
+  postManifest,
+  sampleTool,
+  snapshotDb,
+} from '../helpers/registry-helpers.ts';
 
 afterAll(() => cleanupTempDirs());
 
@@ -47,7 +57,11 @@ describe('startPublishWriter', () => {
 
     expect((await postManifest(env.app, upload, env.token)).status).toBe(200);
     const before = snapshotDb(env.store);
-    await expectProblem(await postManifest(env.app, manifestBytes({ version: '1.0.0', tools: [sampleTool('other')] }), env.token), 'VERSION_EXISTS', '/version');
+    await expectProblem(
+      await postManifest(env.app, manifestBytes({ version: '1.0.0', tools: [sampleTool('other')] }), env.token),
+      'VERSION_EXISTS',
+      '/version',
+    );
     expect(snapshotDb(env.store)).toEqual(before);
     await env.closeAll();
   });
@@ -57,7 +71,9 @@ describe('startPublishWriter', () => {
     const same = manifestBytes({ version: '3.0.0' });
     const other = manifestBytes({ version: '3.0.0', tools: [sampleTool('other')] });
     const uploads = Array.from({ length: 12 }, (_, i) => (i % 3 === 0 ? other : same));
-    const statuses = (await Promise.all(uploads.map((bytes) => postManifest(env.app, bytes, env.token)))).map((r) => r.status);
+    const statuses = (await Promise.all(uploads.map((bytes) => postManifest(env.app, bytes, env.token)))).map(
+      (r) => r.status,
+    );
     expect(statuses.filter((s) => s === 201)).toHaveLength(1);
     const winner = env.store.getVersion('io.github.acme/widgets', '3.0.0')!;
     const winnerBytes = winner.digest === runPipeline(same).digest ? same : other;
@@ -71,7 +87,9 @@ describe('startPublishWriter', () => {
   it('many publishes at once share commits and checkpoints; each answer names its own stored row', async () => {
     const env = withWriter();
     const checkpointsBefore = env.store.listCheckpoints().length;
-    const responses = await Promise.all(Array.from({ length: 40 }, (_, i) => postManifest(env.app, manifestBytes({ version: `4.0.${i}` }), env.token)));
+    const responses = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => postManifest(env.app, manifestBytes({ version: `4.0.${i}` }), env.token)),
+    );
     const bodies = (await Promise.all(responses.map((r) => r.json()))) as (PublishBody & { version: string })[];
     expect(responses.map((r) => r.status)).toEqual(Array(40).fill(201));
     bodies.forEach((body, i) => {
@@ -100,15 +118,20 @@ describe('startPublishWriter', () => {
     const notADirectory = join(makeTempDir(), 'file');
     writeFileSync(notADirectory, 'x');
     const writer = startPublishWriter({ dataDir: notADirectory, keysDir: makeTempDir(), origin: 'http://127.0.0.1:1' });
-    await expect(writer.whenReady()).rejects.toMatchObject({ code: 'INTERNAL', message: 'the publish writer thread could not start' });
+    await expect(writer.whenReady()).rejects.toMatchObject({
+      code: 'INTERNAL',
+      message: 'the publish writer thread could not start',
+    });
     const output = runPipeline(manifestBytes());
-    await expect(writer.commit(output, { id: 1, namespace: 'io.github.acme', tokenHash: '', createdAt: '' })).rejects.toMatchObject({ code: 'INTERNAL' });
+    await expect(
+      writer.commit(output, { id: 1, namespace: 'io.github.acme', tokenHash: '', createdAt: '' }),
+    ).rejects.toMatchObject({ code: 'INTERNAL' });
     await writer.close();
   });
 
   it('refuses an in-memory database (another thread cannot share it)', () => {
-    expect(() => startPublishWriter({ dataDir: ':memory:', keysDir: makeTempDir(), origin: 'http://127.0.0.1:1' })).toThrow(
-      expect.objectContaining({ code: 'BAD_REQUEST' }),
-    );
+    expect(() =>
+      startPublishWriter({ dataDir: ':memory:', keysDir: makeTempDir(), origin: 'http://127.0.0.1:1' }),
+    ).toThrow(expect.objectContaining({ code: 'BAD_REQUEST' }));
   });
 });

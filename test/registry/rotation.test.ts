@@ -2,11 +2,24 @@
 // use the new kid, and keys are judged by the attestation's storedAt, not by the time of verification.
 
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildPublishStatement, loadSigningKey, signStatement, verifyAttestation, type Jwks } from '../../src/attest/index.ts';
+import {
+  buildPublishStatement,
+  loadSigningKey,
+  signStatement,
+  verifyAttestation,
+  type Jwks,
+} from '../../src/attest/index.ts';
 import { ToolsealError } from '../../src/errors.ts';
 import { openRegistry } from '../../src/registry/index.ts';
 import { openStore } from '../../src/store/index.ts';
-import { bodyBytes, cleanupTempDirs, createTestEnv, digestOfBytes, manifestBytes, postManifest } from '../helpers/registry-helpers.ts';
+import {
+  bodyBytes,
+  cleanupTempDirs,
+  createTestEnv,
+  digestOfBytes,
+  manifestBytes,
+  postManifest,
+} from '../helpers/registry-helpers.ts';
 
 afterAll(cleanupTempDirs);
 
@@ -66,10 +79,19 @@ describe('registry.rotateSigningKey()', () => {
     const health = (await (await env.app.request('/healthz')).json()) as { activeKid: string };
     expect(health.activeKid).toBe(result.active);
 
-    for (const [version, kid] of [['1.0.0', oldKid], ['1.1.0', result.active]] as const) {
+    for (const [version, kid] of [
+      ['1.0.0', oldKid],
+      ['1.1.0', result.active],
+    ] as const) {
       const bytes = await bodyBytes(await env.app.request(`/v1/manifests/io.github.acme/widgets/${version}`));
-      const attestation = await bodyBytes(await env.app.request(`/v1/manifests/io.github.acme/widgets/${version}/attestation`));
-      const verified = await verifyAttestation(attestation, jwks, { name: 'io.github.acme/widgets', version, digest: digestOfBytes(bytes) });
+      const attestation = await bodyBytes(
+        await env.app.request(`/v1/manifests/io.github.acme/widgets/${version}/attestation`),
+      );
+      const verified = await verifyAttestation(attestation, jwks, {
+        name: 'io.github.acme/widgets',
+        version,
+        digest: digestOfBytes(bytes),
+      });
       expect(verified.kid).toBe(kid);
     }
 
@@ -82,7 +104,14 @@ describe('registry.rotateSigningKey()', () => {
         name: 'io.github.acme/widgets',
         version: '9.0.0',
         digest: `sha256:${'ab'.repeat(32)}`,
-        predicate: { registry: env.registry.origin, publisher: 'io.github.acme', storedAt: new Date(storedAt).toISOString(), policy: 'toolseal-pipeline/v1', size: 1, previousDigest: null },
+        predicate: {
+          registry: env.registry.origin,
+          publisher: 'io.github.acme',
+          storedAt: new Date(storedAt).toISOString(),
+          policy: 'toolseal-pipeline/v1',
+          size: 1,
+          previousDigest: null,
+        },
       });
     await expectCode(verifyAttestation(signStatement(statementAt(T0 + 11_000), oldKey), jwks), 'KEY_NOT_VALID');
     await verifyAttestation(signStatement(statementAt(T0 + 10_999), oldKey), jwks);
@@ -111,7 +140,11 @@ describe('registry.rotateSigningKey()', () => {
     expect(reopened.jwks().keys).toHaveLength(2);
     for (const version of ['1.0.0', '1.1.0']) {
       const record = reopened.getVersionRecord('io.github.acme/widgets', version);
-      await verifyAttestation(record.attestation, reopened.jwks(), { name: record.name, version, digest: record.digest as `sha256:${string}` });
+      await verifyAttestation(record.attestation, reopened.jwks(), {
+        name: record.name,
+        version,
+        digest: record.digest as `sha256:${string}`,
+      });
     }
     reopenedStore.close();
   });
@@ -131,7 +164,9 @@ describe('registry.rotateSigningKey()', () => {
     expect(jwks.keys.filter((key) => key.exp === undefined).map((key) => key.kid)).toEqual([kids[2]]);
     for (let i = 0; i < 3; i++) {
       const record = env.store.getVersion('io.github.acme/widgets', `1.${i}.0`)!;
-      const verified = await verifyAttestation(record.attestation, jwks, { digest: record.digest as `sha256:${string}` });
+      const verified = await verifyAttestation(record.attestation, jwks, {
+        digest: record.digest as `sha256:${string}`,
+      });
       expect(verified.kid).toBe(kids[i]);
     }
     env.close();

@@ -68,7 +68,11 @@ describe('startWorkerPool / serveWorkerJobs batching', () => {
 
   it('a reply that cannot be posted fails that job only; the others of its batch are answered', async () => {
     const before = await counts();
-    const outcomes = await Promise.allSettled([pool.run({ kind: 'later', value: 1 }), pool.run({ kind: 'later', value: 3, unclonable: true }), pool.run({ kind: 'later', value: 2 })]);
+    const outcomes = await Promise.allSettled([
+      pool.run({ kind: 'later', value: 1 }),
+      pool.run({ kind: 'later', value: 3, unclonable: true }),
+      pool.run({ kind: 'later', value: 2 }),
+    ]);
     expect(outcomes[0]).toEqual({ status: 'fulfilled', value: { value: 1 } });
     expect(outcomes[2]).toEqual({ status: 'fulfilled', value: { value: 2 } });
     expect(outcomes[1]!.status).toBe('rejected');

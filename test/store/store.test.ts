@@ -44,7 +44,9 @@ describe('immutability triggers (raw SQL through store.client)', () => {
 
   const refuses = (sql: string, ...params: unknown[]): void => {
     const before = snapshotDb(env.store);
-    expect(() => env.store.client.prepare(sql).run(...params)).toThrow(/immutable|append-only|kept forever|yanked once|retired key/);
+    expect(() => env.store.client.prepare(sql).run(...params)).toThrow(
+      /immutable|append-only|kept forever|yanked once|retired key/,
+    );
     expect(snapshotDb(env.store)).toEqual(before);
   };
 
@@ -70,7 +72,10 @@ describe('immutability triggers (raw SQL through store.client)', () => {
       ['log_index', 999],
     ];
     for (const [column, value] of updates) {
-      refuses(`UPDATE manifest_versions SET ${column} = ? WHERE name = 'io.github.acme/widgets' AND version = '1.0.0'`, value);
+      refuses(
+        `UPDATE manifest_versions SET ${column} = ? WHERE name = 'io.github.acme/widgets' AND version = '1.0.0'`,
+        value,
+      );
     }
     refuses("DELETE FROM manifest_versions WHERE version = '1.0.0'");
     refuses('DELETE FROM manifest_versions');
@@ -79,13 +84,17 @@ describe('immutability triggers (raw SQL through store.client)', () => {
   it('manifest_versions: status moves active → yanked once, never back, never re-yanked', async () => {
     refuses("UPDATE manifest_versions SET status = 'active' WHERE version = '1.0.0'");
     refuses("UPDATE manifest_versions SET yank_reason = 'sneaky' WHERE version = '1.0.0'");
-    expect((await postYank(env.app, '/v1/manifests/io.github.acme/widgets/1.0.0', { reason: 'real' }, env.token)).status).toBe(200);
+    expect(
+      (await postYank(env.app, '/v1/manifests/io.github.acme/widgets/1.0.0', { reason: 'real' }, env.token)).status,
+    ).toBe(200);
     refuses("UPDATE manifest_versions SET status = 'active' WHERE version = '1.0.0'");
     refuses("UPDATE manifest_versions SET status = 'yanked', yank_reason = 'rewritten' WHERE version = '1.0.0'");
     refuses("UPDATE manifest_versions SET yank_reason = 'rewritten' WHERE version = '1.0.0'");
     refuses("UPDATE manifest_versions SET yanked_at = '2000-01-01T00:00:00.000Z' WHERE version = '1.0.0'");
     // The check constraint refuses an unknown status outright.
-    expect(() => env.store.client.prepare("UPDATE manifest_versions SET status = 'deleted' WHERE version = '2.0.0'").run()).toThrow();
+    expect(() =>
+      env.store.client.prepare("UPDATE manifest_versions SET status = 'deleted' WHERE version = '2.0.0'").run(),
+    ).toThrow();
   });
 
   it('signing_keys: no DELETE, no change of kid, public key, nbf or log index; retired once', async () => {
@@ -115,7 +124,11 @@ describe('immutability triggers (raw SQL through store.client)', () => {
   it('the registry itself never needs to bypass them: a publish/yank/rotate cycle leaves every trigger in place', async () => {
     await postYank(env.app, '/v1/manifests/io.github.acme/widgets/2.0.0', { reason: 'x' }, env.token);
     await env.registry.rotateSigningKey();
-    const triggers = (env.store.client.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name").all() as { name: string }[]).map((t) => t.name);
+    const triggers = (
+      env.store.client.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name").all() as {
+        name: string;
+      }[]
+    ).map((t) => t.name);
     expect(triggers).toEqual([
       'blobs_no_delete',
       'blobs_no_update',
@@ -139,9 +152,18 @@ describe('publishers', () => {
   it('namespaces are unique case-insensitively at the store level: NAMESPACE_TAKEN', () => {
     const store = openStore({ dataDir: ':memory:' });
     store.insertPublisher('io.github.acme', hashToken('a'), new Date().toISOString());
-    expectCode(() => store.insertPublisher('IO.github.acme', hashToken('b'), new Date().toISOString()), 'NAMESPACE_TAKEN');
-    expectCode(() => store.insertPublisher('IO.GITHUB.ACME', hashToken('c'), new Date().toISOString()), 'NAMESPACE_TAKEN');
-    expectCode(() => store.insertPublisher('io.github.acme', hashToken('d'), new Date().toISOString()), 'NAMESPACE_TAKEN');
+    expectCode(
+      () => store.insertPublisher('IO.github.acme', hashToken('b'), new Date().toISOString()),
+      'NAMESPACE_TAKEN',
+    );
+    expectCode(
+      () => store.insertPublisher('IO.GITHUB.ACME', hashToken('c'), new Date().toISOString()),
+      'NAMESPACE_TAKEN',
+    );
+    expectCode(
+      () => store.insertPublisher('io.github.acme', hashToken('d'), new Date().toISOString()),
+      'NAMESPACE_TAKEN',
+    );
     expect(store.countPublishers()).toBe(1);
     expect(store.findPublisherByNamespace('Io.GitHub.Acme')?.namespace).toBe('io.github.acme');
     store.close();
@@ -150,7 +172,8 @@ describe('publishers', () => {
   it('createPublisher refuses a namespace that is not lowercase reverse-DNS, and a taken one', () => {
     const store = openStore({ dataDir: ':memory:' });
     createPublisher(store, 'io.github.acme');
-    for (const bad of ['IO.GITHUB.ACME', 'acme', 'io..acme', '-io.acme', 'io.acme/x', '', 'io.github.acme ']) expectCode(() => createPublisher(store, bad), 'BAD_REQUEST');
+    for (const bad of ['IO.GITHUB.ACME', 'acme', 'io..acme', '-io.acme', 'io.acme/x', '', 'io.github.acme '])
+      expectCode(() => createPublisher(store, bad), 'BAD_REQUEST');
     expectCode(() => createPublisher(store, 'io.github.acme'), 'NAMESPACE_TAKEN');
     expect(store.countPublishers()).toBe(1);
     store.close();
@@ -186,7 +209,17 @@ describe('versions and the database file', () => {
     await postManifest(env.app, manifestBytes(), env.token);
     const row = env.store.getVersion('io.github.acme/widgets', '1.0.0')!;
     expectCode(
-      () => env.store.insertVersion({ name: row.name, version: row.version, digest: row.digest, publisherId: row.publisherId, storedAt: row.storedAt, attestation: row.attestation, kid: row.kid, logIndex: 999 }),
+      () =>
+        env.store.insertVersion({
+          name: row.name,
+          version: row.version,
+          digest: row.digest,
+          publisherId: row.publisherId,
+          storedAt: row.storedAt,
+          attestation: row.attestation,
+          kid: row.kid,
+          logIndex: 999,
+        }),
       'VERSION_EXISTS',
     );
     env.close();
@@ -215,7 +248,16 @@ describe('versions and the database file', () => {
     await postManifest(env.app, manifestBytes(), env.token);
     const row = env.store.getVersion('io.github.acme/widgets', '1.0.0')!;
     expect(() =>
-      env.store.insertVersion({ name: row.name, version: '9.0.0', digest: `sha256:${'0'.repeat(64)}`, publisherId: row.publisherId, storedAt: row.storedAt, attestation: row.attestation, kid: row.kid, logIndex: 999 }),
+      env.store.insertVersion({
+        name: row.name,
+        version: '9.0.0',
+        digest: `sha256:${'0'.repeat(64)}`,
+        publisherId: row.publisherId,
+        storedAt: row.storedAt,
+        attestation: row.attestation,
+        kid: row.kid,
+        logIndex: 999,
+      }),
     ).toThrow(/FOREIGN KEY/);
     env.close();
   });
