@@ -1,9 +1,9 @@
-// drizzle-kit configuration: migrations are generated from src/store/schema.ts into drizzle/ and committed.
+// drizzle-kit configuration: migrations are generated from src/store/sqlite/schema.ts into drizzle/ and committed.
 
 import { defineConfig } from 'drizzle-kit';
 
 export default defineConfig({
   dialect: 'sqlite',
-  schema: './src/store/schema.ts',
+  schema: './src/store/sqlite/schema.ts',
   out: './drizzle',
 });

@@ -32,7 +32,7 @@ import {
   type Registry,
 } from '../src/registry/index.ts';
 import { loadOrCreateLogKey } from '../src/attest/index.ts';
-import { openStore, type Store } from '../src/store/index.ts';
+import { openStore, type Store } from '../src/store/sqlite/sqlite-store.ts';
 import type { LoadJob, LoadReply, LoadResult } from './bench-http-load.ts';
 import { median } from './bench-stats.ts';
 

@@ -10,7 +10,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { checkEnvelope, type Manifest, type ManifestTool, type ToolCapabilities } from '../src/pipeline/envelope.ts';
-import type { JsonObject } from '../src/pipeline/json.ts';
+import type { JsonObject } from '../src/core/json.ts';
 import { parseStrict } from '../src/pipeline/parse.ts';
 
 const OUTPUT = fileURLToPath(new URL('../manifests/large-catalog.json', import.meta.url));

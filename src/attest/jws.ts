@@ -2,7 +2,7 @@
 
 import { createPublicKey, sign as signEd25519, verify as verifyEd25519, type KeyObject } from 'node:crypto';
 import { flattenedVerify, importJWK, type CryptoKey, type FlattenedJWS } from 'jose';
-import { ToolsealError } from '../errors.ts';
+import { ToolsealError } from '../core/errors.ts';
 import type { Sha256Digest } from '../pipeline/index.ts';
 import { SIGNING_ALG, type Jwks, type JwksKey, type SigningKey } from './keys.ts';
 import {

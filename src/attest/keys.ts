@@ -3,7 +3,7 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ToolsealError } from '../errors.ts';
+import { ToolsealError } from '../core/errors.ts';
 
 /** JWS `alg` for Ed25519 (RFC 8037 §3.1). jose also knows `Ed25519` (RFC 9864); we sign with `EdDSA`. */
 export const SIGNING_ALG = 'EdDSA';

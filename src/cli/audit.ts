@@ -1,9 +1,9 @@
 // `toolseal audit`: check a registry's transparency log from the outside (src/host/audit.ts) and remember where it stood.
 
 import { parseArgs } from 'node:util';
-import { ToolsealError } from '../errors.ts';
+import { ToolsealError } from '../core/errors.ts';
 import { parseVerifierString } from '../log/index.ts';
-import { auditWithStateFile, type AuditReport } from '../host/audit.ts';
+import { auditWithStateFile, type AuditReport } from '../audit/audit.ts';
 import { resolveRegistryUrl } from './config.ts';
 import { UsageError, writeStdout, type ExitCode } from './output.ts';
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadOrCreateLogKey } from '../attest/index.ts';
 import { runFsck, TransparencyLog } from '../registry/index.ts';
-import { openStore } from '../store/index.ts';
+import { openStore } from '../store/sqlite/sqlite-store.ts';
 import { resolveDataDir, resolveKeysDir } from './config.ts';
 import { writeStdout, type ExitCode } from './output.ts';
 

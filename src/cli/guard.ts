@@ -1,7 +1,7 @@
 // `toolseal guard`: verify a signed manifest, then proxy an MCP server over stdio so the client only sees signed tools.
 
 import { parseArgs } from 'node:util';
-import { ToolsealError } from '../errors.ts';
+import { ToolsealError } from '../core/errors.ts';
 import {
   DEFAULT_LOCKFILE_NAME,
   ToolGuard,

@@ -2,7 +2,7 @@
 
 import { parseArgs } from 'node:util';
 import { openRegistry } from '../registry/index.ts';
-import { openStore } from '../store/index.ts';
+import { openStore } from '../store/sqlite/sqlite-store.ts';
 import { resolveDataDir, resolveKeysDir } from './config.ts';
 import { UsageError, writeStdout, type ExitCode } from './output.ts';
 

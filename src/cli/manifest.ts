@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import * as z from 'zod/v4';
-import { ToolsealError } from '../errors.ts';
+import { ToolsealError } from '../core/errors.ts';
 import { runPipeline, type PipelineResult } from '../pipeline/index.ts';
 import { UsageError, writeStdout, type ExitCode } from './output.ts';
 

@@ -1,6 +1,6 @@
 // How every CLI command reports: results on stdout, refusals as one JSON line on stderr, and exit codes.
 
-import { ToolsealError, type ErrorJson } from '../errors.ts';
+import { ToolsealError, type ErrorJson } from '../core/errors.ts';
 
 /**
  * Exit codes: 0 success, 1 refusal or failed check, 2 usage or environment problem. `guard` passes on its

@@ -2,7 +2,7 @@
 
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { ToolsealError, httpStatusByCode, type ErrorCode } from '../errors.ts';
+import { ToolsealError, httpStatusByCode, type ErrorCode } from '../core/errors.ts';
 import { runPipeline } from '../pipeline/index.ts';
 import { verifyAttestation, type Jwks } from '../attest/index.ts';
 import { resolveRegistryUrl, resolveToken } from './config.ts';

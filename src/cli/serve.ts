@@ -14,8 +14,8 @@ import {
   type PublishCommitter,
   type Registry,
 } from '../registry/index.ts';
-import { openStore } from '../store/index.ts';
-import { ToolsealError } from '../errors.ts';
+import { openStore } from '../store/sqlite/sqlite-store.ts';
+import { ToolsealError } from '../core/errors.ts';
 import { parsePositiveInteger, resolveDataDir, resolveKeysDir, resolvePipelineWorkers, resolvePort } from './config.ts';
 import type { ExitCode } from './output.ts';
 

@@ -3,7 +3,7 @@
 
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { ToolsealError, escapePointerToken } from '../errors.ts';
+import { ToolsealError, escapePointerToken } from '../core/errors.ts';
 import { parseStrict } from '../pipeline/index.ts';
 import {
   DEFAULT_LOCKFILE_NAME,

@@ -7,7 +7,7 @@ export {
   fetchVerified,
   parseManifestRef,
   verifyFetched,
-} from './fetch-verified.ts';
+} from '../verify/fetch-verified.ts';
 export type {
   FetchVerifiedOptions,
   FetchedManifest,
@@ -17,7 +17,7 @@ export type {
   VerifiedManifest,
   VerifyExpectation,
   VerifyFetchedInput,
-} from './fetch-verified.ts';
+} from '../verify/fetch-verified.ts';
 
 export {
   DEFAULT_LOCKFILE_NAME,
@@ -30,10 +30,10 @@ export {
   readLockfile,
   setLockEntry,
   writeLockfile,
-} from './lockfile.ts';
-export type { LockEntry, Lockfile } from './lockfile.ts';
+} from '../lock/lockfile.ts';
+export type { LockEntry, Lockfile } from '../lock/lockfile.ts';
 
-export { writeFileAtomic } from './atomic-file.ts';
+export { writeFileAtomic } from '../lock/atomic-file.ts';
 
 export {
   DEFAULT_HOST_ANNOTATIONS_KEY,
@@ -42,11 +42,11 @@ export {
   normalisePresentedTool,
   presentableSignedTool,
   verifyDispatch,
-} from './dispatch.ts';
-export type { Difference, ToolCheck, VerifyDispatchOptions } from './dispatch.ts';
+} from '../dispatch/dispatch.ts';
+export type { Difference, ToolCheck, VerifyDispatchOptions } from '../dispatch/dispatch.ts';
 
-export { ToolsealError, isToolsealError } from '../errors.ts';
-export type { ErrorCode, ErrorJson } from '../errors.ts';
+export { ToolsealError, isToolsealError } from '../core/errors.ts';
+export type { ErrorCode, ErrorJson } from '../core/errors.ts';
 export type { Jwks, JwksKey } from '../attest/index.ts';
 export type { Manifest, ManifestTool, Sha256Digest } from '../pipeline/index.ts';
 
@@ -58,7 +58,7 @@ export {
   GuardedTransport,
   ToolGuard,
   startStdioGuard,
-} from './guard.ts';
+} from '../guard/guard.ts';
 export type {
   GuardDecision,
   GuardFinding,
@@ -70,9 +70,9 @@ export type {
   StdioGuardOutcome,
   StdioGuardSession,
   ToolGuardOptions,
-} from './guard.ts';
+} from '../guard/guard.ts';
 
-export { AUDIT_STATE_TYPE, auditWithStateFile, formatAuditState, parseAuditState, runAudit } from './audit.ts';
+export { AUDIT_STATE_TYPE, auditWithStateFile, formatAuditState, parseAuditState, runAudit } from '../audit/audit.ts';
 export type {
   AuditOptions,
   AuditProblem,
@@ -81,4 +81,4 @@ export type {
   AuditResult,
   AuditState,
   LogKeySource,
-} from './audit.ts';
+} from '../audit/audit.ts';

@@ -1,7 +1,7 @@
 // createApp(deps): the Hono routes, RFC 9457 problem+json errors and content headers. The only place that speaks HTTP.
 
 import { Hono, type Context } from 'hono';
-import { ToolsealError, httpStatusByCode, type ErrorCode } from '../errors.ts';
+import { ToolsealError, httpStatusByCode, type ErrorCode } from '../core/errors.ts';
 import { readBodyWithin } from './body.ts';
 import { computeDigest, computeSha256Hex, parseStrict, type Sha256Digest } from '../pipeline/index.ts';
 import {

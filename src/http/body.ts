@@ -2,7 +2,7 @@
 
 import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
-import { ToolsealError } from '../errors.ts';
+import { ToolsealError } from '../core/errors.ts';
 
 /**
  * The body's exact bytes, refused with TOO_LARGE as soon as it passes `maxBytes`. On @hono/node-server the

@@ -8,8 +8,8 @@
 // Errors: a malformed checkpoint is 'PROOF_INVALID'; bad inputs to formatCheckpoint are
 // 'BAD_REQUEST'; a refused (rolled back, forked or unproven) next checkpoint is 'LOG_INCONSISTENT'.
 
-import { ToolsealError } from '../errors.ts';
-import { decodeBase64Strict, encodeBase64, equalBytes, hasLoneSurrogate } from './encoding.ts';
+import { ToolsealError } from '../core/errors.ts';
+import { decodeBase64Strict, encodeBase64, equalBytes, hasLoneSurrogate } from '../core/bytes.ts';
 import { HASH_SIZE, hashEmpty, verifyConsistencyProof } from './merkle.ts';
 import { signNote, verifyNote, type NoteSigner, type NoteVerifier } from './note.ts';
 

@@ -19,8 +19,8 @@
 // generator throw 'BAD_REQUEST'; a node missing from a store is 'INTERNAL'.
 
 import { createHash } from 'node:crypto';
-import { ToolsealError } from '../errors.ts';
-import { equalBytes } from './encoding.ts';
+import { ToolsealError } from '../core/errors.ts';
+import { equalBytes } from '../core/bytes.ts';
 
 /** SHA-256 output length: every node hash, root hash and proof element has this many bytes. */
 export const HASH_SIZE = 32;

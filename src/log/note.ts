@@ -10,8 +10,8 @@
 // signNote / formatVerifierString / parseVerifierString are 'BAD_REQUEST'.
 
 import { createHash, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
-import { ToolsealError } from '../errors.ts';
-import { decodeBase64Strict, decodeUtf8Strict, encodeBase64, hasLoneSurrogate } from './encoding.ts';
+import { ToolsealError } from '../core/errors.ts';
+import { decodeBase64Strict, decodeUtf8Strict, encodeBase64, hasLoneSurrogate } from '../core/bytes.ts';
 
 /** signed-note "Signature types": 0x01 is Ed25519. */
 export const ED25519_SIGNATURE_TYPE = 0x01;

@@ -12,9 +12,9 @@
 // Errors: malformed proofs and failed checks are 'PROOF_INVALID' (signature failures keep the codes
 // of note.ts); bad inputs to formatTlogProof are 'BAD_REQUEST'.
 
-import { ToolsealError } from '../errors.ts';
+import { ToolsealError } from '../core/errors.ts';
 import { verifyCheckpoint, type Checkpoint } from './checkpoint.ts';
-import { decodeBase64Strict, encodeBase64 } from './encoding.ts';
+import { decodeBase64Strict, encodeBase64 } from '../core/bytes.ts';
 import { HASH_SIZE, verifyInclusionProof } from './merkle.ts';
 import type { NoteVerifier } from './note.ts';
 

@@ -9,7 +9,7 @@
 //
 // Errors: an invalid path or argument is 'BAD_REQUEST'; a malformed entry bundle is 'PROOF_INVALID'.
 
-import { ToolsealError } from '../errors.ts';
+import { ToolsealError } from '../core/errors.ts';
 import { HASH_SIZE, type NodeReader } from './merkle.ts';
 
 /** tlog-tiles: tiles are 8 Merkle levels high. */

@@ -2,8 +2,8 @@
 
 import { hash } from 'node:crypto';
 import canonicalize from 'canonicalize';
-import { ToolsealError } from '../errors.ts';
-import type { JsonValue } from './json.ts';
+import { ToolsealError } from '../core/errors.ts';
+import type { JsonValue } from '../core/json.ts';
 
 export type Sha256Digest = `sha256:${string}`;
 

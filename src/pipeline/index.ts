@@ -1,13 +1,13 @@
 // The publish pipeline: strict parse → envelope → inline refs → names → canonicalise → digest, all pure.
 
-import type { JsonObject, JsonValue } from './json.ts';
+import type { JsonObject, JsonValue } from '../core/json.ts';
 import { parseStrict, defaultParseLimits, type ParseLimits } from './parse.ts';
 import { checkEnvelope, type Manifest } from './envelope.ts';
 import { inlineSchemaRefs, defaultRefLimits, type RefLimits } from './refs.ts';
 import { assertNfcStable, normaliseToolNames, type RenamedTool } from './names.ts';
 import { canonicalizeToBytes, computeDigest, type Sha256Digest } from './canonical.ts';
 
-export type { JsonObject, JsonValue } from './json.ts';
+export type { JsonObject, JsonValue } from '../core/json.ts';
 export type { Manifest, ManifestTool } from './envelope.ts';
 export type { RenamedTool } from './names.ts';
 export type { Sha256Digest } from './canonical.ts';

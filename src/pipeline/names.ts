@@ -1,7 +1,7 @@
 // Stage 4: NFC-normalise tool names (refusing collisions) and refuse keys and enum/const strings that are not NFC.
 
-import { ToolsealError, formatPointer } from '../errors.ts';
-import type { JsonObject, JsonValue } from './json.ts';
+import { ToolsealError, formatPointer } from '../core/errors.ts';
+import type { JsonObject, JsonValue } from '../core/json.ts';
 import { forEachSubschema, isSchemaValue } from './schema-walk.ts';
 
 export interface RenamedTool {

@@ -1,7 +1,7 @@
 // Stage 1: strict parse of untrusted bytes (RFC 8259 grammar, I-JSON RFC 7493 restrictions, size and depth limits).
 
-import { ToolsealError, formatPointer } from '../errors.ts';
-import { setOwn, type JsonObject, type JsonValue } from './json.ts';
+import { ToolsealError, formatPointer } from '../core/errors.ts';
+import { setOwn, type JsonObject, type JsonValue } from '../core/json.ts';
 
 export interface ParseLimits {
   /** Largest accepted input, in bytes. */

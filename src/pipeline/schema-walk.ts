@@ -1,6 +1,6 @@
 // Which members of a JSON Schema hold subschemas (JSON Schema 2020-12 Core §10, Validation §6–9, and draft-07's forms).
 
-import type { JsonObject, JsonValue } from './json.ts';
+import type { JsonObject, JsonValue } from '../core/json.ts';
 
 /** Keywords whose value is one subschema. */
 const singleSchemaKeywords = new Set([

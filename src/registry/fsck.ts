@@ -1,10 +1,10 @@
 // fsck: re-verify everything the store holds — bytes against digests, attestations, the log and its checkpoints.
 
-import { ToolsealError } from '../errors.ts';
+import { ToolsealError } from '../core/errors.ts';
 import { computeDigest } from '../pipeline/index.ts';
 import { buildJwks, verifyAttestation, type PublicJwk } from '../attest/index.ts';
 import { createMemoryNodeStore, computeRootHash, hashLeaf, parseCheckpoint, verifyNote } from '../log/index.ts';
-import type { Store } from '../store/index.ts';
+import type { Store } from '../store/sqlite/sqlite-store.ts';
 import { bodyOf } from './transparency-log.ts';
 
 export interface FsckProblem {

@@ -1,11 +1,11 @@
 // Group commit of publishes: sign each attestation, store bytes, version and log leaf, and sign the batch's
 // checkpoint, for every publish queued in one turn of the event loop, in one SQLite transaction.
 
-import { ToolsealError } from '../errors.ts';
+import { ToolsealError } from '../core/errors.ts';
 import { PIPELINE_POLICY_VERSION, type Sha256Digest } from '../pipeline/index.ts';
 import { buildPublishStatement, loadSigningKey, signStatement, type SigningKey } from '../attest/index.ts';
-import type { PublisherRecord, Store, VersionRecord } from '../store/index.ts';
-import type { PipelineOutput } from './pipeline-pool.ts';
+import type { PublisherRecord, Store, VersionRecord } from '../store/sqlite/sqlite-store.ts';
+import type { PipelineOutput } from '../runtime/pipeline-pool.ts';
 import type { InclusionProof, TransparencyLog } from './transparency-log.ts';
 
 export interface CommitOutcome {

@@ -5,11 +5,11 @@ export type { RegistryOptions, PublishOutcome, StoredManifest, ManifestListing, 
 export { TransparencyLog, bodyOf } from './transparency-log.ts';
 export type { InclusionProof } from './transparency-log.ts';
 export { compareVersions, pickLatestVersion } from './semver.ts';
-export type { PublisherRecord, VersionRecord } from '../store/index.ts';
-export { defaultPipelineWorkers, inlinePipeline, startPipelinePool } from './pipeline-pool.ts';
-export type { PipelineOutput, PipelinePoolOptions, PipelineRunner } from './pipeline-pool.ts';
+export type { PublisherRecord, VersionRecord } from '../store/sqlite/sqlite-store.ts';
+export { defaultPipelineWorkers, inlinePipeline, startPipelinePool } from '../runtime/pipeline-pool.ts';
+export type { PipelineOutput, PipelinePoolOptions, PipelineRunner } from '../runtime/pipeline-pool.ts';
 export { runFsck, type FsckReport, type FsckProblem } from './fsck.ts';
 export { GroupCommitter } from './group-commit.ts';
 export type { CommitOutcome, GroupCommitterOptions, PublishCommitter } from './group-commit.ts';
-export { startPublishWriter } from './publish-writer.ts';
-export type { PublishWriterOptions } from './publish-writer.ts';
+export { startPublishWriter } from '../runtime/publish-writer.ts';
+export type { PublishWriterOptions } from '../runtime/publish-writer.ts';

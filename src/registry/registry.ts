@@ -2,7 +2,7 @@
 
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import { ToolsealError } from '../errors.ts';
+import { ToolsealError } from '../core/errors.ts';
 import {
   canonicalizeToBytes,
   computeSha256Hex,
@@ -23,8 +23,8 @@ import {
   type SigningKey,
 } from '../attest/index.ts';
 import { GroupCommitter, type PublishCommitter } from './group-commit.ts';
-import { inlinePipeline, type PipelineRunner } from './pipeline-pool.ts';
-import type { CheckpointRecord, PublisherRecord, Store, VersionRecord, VersionStatus } from '../store/index.ts';
+import { inlinePipeline, type PipelineRunner } from '../runtime/pipeline-pool.ts';
+import type { CheckpointRecord, PublisherRecord, Store, VersionRecord, VersionStatus } from '../store/sqlite/sqlite-store.ts';
 import { pickLatestVersion, compareVersions } from './semver.ts';
 import { TransparencyLog, type InclusionProof } from './transparency-log.ts';
 

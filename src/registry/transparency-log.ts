@@ -7,7 +7,7 @@
 // Checkpoints are batched: every append schedules one signed checkpoint for the next turn of the event
 // loop; a publish answers once the checkpoint that includes its leaf exists, with an inclusion proof to it.
 
-import { ToolsealError } from '../errors.ts';
+import { ToolsealError } from '../core/errors.ts';
 import {
   computeNodesForAppend,
   computeRootHash,
@@ -20,7 +20,7 @@ import {
   type NodeReader,
 } from '../log/index.ts';
 import type { SigningKey } from '../attest/index.ts';
-import type { CheckpointRecord, LogEntryKind, Store } from '../store/index.ts';
+import type { CheckpointRecord, LogEntryKind, Store } from '../store/sqlite/sqlite-store.ts';
 
 export interface InclusionProof {
   index: number;

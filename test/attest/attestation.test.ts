@@ -18,7 +18,7 @@ import {
   type Jwks,
   type PublishStatement,
 } from '../../src/attest/index.ts';
-import { ToolsealError, type ErrorCode } from '../../src/errors.ts';
+import { ToolsealError, type ErrorCode } from '../../src/core/errors.ts';
 import { canonicalizeToBytes, type JsonValue } from '../../src/pipeline/index.ts';
 import {
   bodyBytes,

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { verifyAttestation, type Jwks } from '../../src/attest/index.ts';
 import { hashToken } from '../../src/registry/index.ts';
-import { openStore } from '../../src/store/index.ts';
+import { openStore } from '../../src/store/sqlite/sqlite-store.ts';
 import {
   cleanupTempDirs,
   createTestEnv,

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyAttestation, type Jwks } from '../../src/attest/index.ts';
 import { runPipeline } from '../../src/pipeline/index.ts';
-import { openStore } from '../../src/store/index.ts';
+import { openStore } from '../../src/store/sqlite/sqlite-store.ts';
 import {
   cleanupTempDirs,
   digestOfBytes,

@@ -3,9 +3,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
-import { ToolsealError, type ErrorCode } from '../../src/errors.ts';
+import { ToolsealError, type ErrorCode } from '../../src/core/errors.ts';
 import { parseStrict } from '../../src/pipeline/parse.ts';
-import type { JsonObject, JsonValue } from '../../src/pipeline/json.ts';
+import type { JsonObject, JsonValue } from '../../src/core/json.ts';
 
 /**
  * The repository root (this file lives at <repo>/test/helpers/). Resolved from this module's URL, never from

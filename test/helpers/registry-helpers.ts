@@ -8,12 +8,12 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
-import { httpStatusByCode, type ErrorCode } from '../../src/errors.ts';
+import { httpStatusByCode, type ErrorCode } from '../../src/core/errors.ts';
 import { createApp, type AppDeps } from '../../src/http/app.ts';
 import type { PipelineLimits } from '../../src/pipeline/index.ts';
-import type { PipelineRunner } from '../../src/registry/pipeline-pool.ts';
+import type { PipelineRunner } from '../../src/runtime/pipeline-pool.ts';
 import { openRegistry, type PublishCommitter, type PublisherRecord, type Registry } from '../../src/registry/index.ts';
-import { openStore, type Store } from '../../src/store/index.ts';
+import { openStore, type Store } from '../../src/store/sqlite/sqlite-store.ts';
 
 export const repoRoot: string = fileURLToPath(new URL('../../', import.meta.url)).replace(/\/$/, '');
 export const binPath: string = join(repoRoot, 'bin', 'toolseal.js');

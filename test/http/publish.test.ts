@@ -10,7 +10,7 @@ import {
   verifyInclusionProof,
   verifyTlogProof,
 } from '../../src/log/index.ts';
-import type { ErrorCode } from '../../src/errors.ts';
+import type { ErrorCode } from '../../src/core/errors.ts';
 import {
   bodyBytes,
   cleanupTempDirs,

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { createApp } from '../../src/http/app.ts';
 import { startHttpServer, type RunningServer } from '../../src/http/serve.ts';
 import { openRegistry, type Registry } from '../../src/registry/index.ts';
-import { openStore, type PublisherRecord } from '../../src/store/index.ts';
+import { openStore, type PublisherRecord } from '../../src/store/sqlite/sqlite-store.ts';
 
 export const repoRoot: string = fileURLToPath(new URL('../../', import.meta.url)).replace(/\/$/, '');
 

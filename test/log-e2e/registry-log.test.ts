@@ -4,7 +4,7 @@
 
 import { generateKeyPairSync } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ToolsealError } from '../../src/errors.ts';
+import { ToolsealError } from '../../src/core/errors.ts';
 import { canonicalizeToBytes, type JsonValue } from '../../src/pipeline/index.ts';
 import {
   formatEntryBundlePath,

@@ -1,7 +1,7 @@
 // Test helpers for the log modules: a naive recursive RFC 6962 MTH, store builders, hex.
 
 import { createHash } from 'node:crypto';
-import { ToolsealError, type ErrorCode } from '../../src/errors.ts';
+import { ToolsealError, type ErrorCode } from '../../src/core/errors.ts';
 import { createMemoryNodeStore, hashLeaf, type MemoryNodeStore } from '../../src/log/index.ts';
 
 export function sha256(...parts: Uint8Array[]): Uint8Array {

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ToolsealError, type ErrorCode } from '../../src/errors.ts';
+import { ToolsealError, type ErrorCode } from '../../src/core/errors.ts';
 import { MANIFEST_SCHEMA_V1_ID, checkEnvelope, manifestSchemaV1 } from '../../src/pipeline/envelope.ts';
 import { parseStrict, type ParseResult } from '../../src/pipeline/parse.ts';
 import { buildLargeManifest } from '../../scripts/generate-large-manifest.ts';

@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { httpStatusByCode, type ErrorCode } from '../../src/errors.ts';
+import { httpStatusByCode, type ErrorCode } from '../../src/core/errors.ts';
 import { runPipeline, type PipelineLimits } from '../../src/pipeline/index.ts';
 import {
   encodeJson,

@@ -3,7 +3,7 @@
 
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ToolsealError, type ErrorCode } from '../../src/errors.ts';
+import { ToolsealError, type ErrorCode } from '../../src/core/errors.ts';
 import { parseStrict } from '../../src/pipeline/index.ts';
 import { listFiles, readJsonFile, refusalOf, vectorPath } from '../helpers/pipeline-helpers.ts';
 

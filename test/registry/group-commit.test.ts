@@ -2,7 +2,7 @@
 // a failure after a publish began writing rolls the batch back and only that publish fails.
 
 import { afterAll, describe, expect, it } from 'vitest';
-import { ToolsealError } from '../../src/errors.ts';
+import { ToolsealError } from '../../src/core/errors.ts';
 import { runPipeline } from '../../src/pipeline/index.ts';
 import type { PublishOutcome } from '../../src/registry/index.ts';
 import { cleanupTempDirs, createTestEnv, manifestBytes, sampleTool, snapshotDb } from '../helpers/registry-helpers.ts';

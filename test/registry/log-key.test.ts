@@ -4,9 +4,9 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ToolsealError } from '../../src/errors.ts';
+import { ToolsealError } from '../../src/core/errors.ts';
 import { openRegistry } from '../../src/registry/index.ts';
-import { openStore } from '../../src/store/index.ts';
+import { openStore } from '../../src/store/sqlite/sqlite-store.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'toolseal-logkey-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

@@ -9,9 +9,9 @@ import {
   verifyAttestation,
   type Jwks,
 } from '../../src/attest/index.ts';
-import { ToolsealError } from '../../src/errors.ts';
+import { ToolsealError } from '../../src/core/errors.ts';
 import { openRegistry } from '../../src/registry/index.ts';
-import { openStore } from '../../src/store/index.ts';
+import { openStore } from '../../src/store/sqlite/sqlite-store.ts';
 import {
   bodyBytes,
   cleanupTempDirs,

@@ -3,14 +3,14 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ToolsealError } from '../../src/errors.ts';
+import { ToolsealError } from '../../src/core/errors.ts';
 import { runPipeline } from '../../src/pipeline/index.ts';
 import {
   inlinePipeline,
   startPipelinePool,
   type PipelineOutput,
   type PipelineRunner,
-} from '../../src/registry/pipeline-pool.ts';
+} from '../../src/runtime/pipeline-pool.ts';
 import {
   cleanupTempDirs,
   createTestEnv,

@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import { and, asc, eq, gt, sql } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
-import { ToolsealError } from '../errors.ts';
+import { ToolsealError } from '../../core/errors.ts';
 import { blobs, logCheckpoints, logEntries, logNodes, manifestVersions, publishers, signingKeys } from './schema.ts';
 import * as schema from './schema.ts';
 
@@ -74,7 +74,7 @@ export interface OpenStoreOptions {
   dataDir: string;
 }
 
-const migrationsFolder = fileURLToPath(new URL('../../drizzle', import.meta.url));
+const migrationsFolder = fileURLToPath(new URL('../../../drizzle', import.meta.url));
 
 /** Open (creating if needed) the database, apply committed migrations, and prepare the hot statements. */
 export function openStore(options: OpenStoreOptions): Store {

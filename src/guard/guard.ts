@@ -17,7 +17,7 @@ import { constants as osConstants } from 'node:os';
 import type { Readable, Writable } from 'node:stream';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ToolsealError } from '../errors.ts';
+import { ToolsealError } from '../core/errors.ts';
 import {
   canonicalizeToText,
   checkEnvelope,
@@ -26,7 +26,7 @@ import {
   type JsonObject,
   type Sha256Digest,
 } from '../pipeline/index.ts';
-import { checkPresentedTool, presentableSignedTool } from './dispatch.ts';
+import { checkPresentedTool, presentableSignedTool } from '../dispatch/dispatch.ts';
 
 // Type-only imports from the SDK: importing `toolseal/host` must not load the SDK's schemas at run time.
 

@@ -10,7 +10,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ErrorCode, McpError, ToolListChangedNotificationSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod/v4';
-import { ToolsealError } from '../../src/errors.ts';
+import { ToolsealError } from '../../src/core/errors.ts';
 import {
   GUARD_CALL_REFUSED_CODE,
   GUARD_LIST_REFUSED_CODE,
@@ -19,7 +19,7 @@ import {
   GuardedTransport,
   ToolGuard,
   type GuardFinding,
-} from '../../src/host/guard.ts';
+} from '../../src/guard/guard.ts';
 import { emptyLockfile, setLockEntry, writeLockfile } from '../../src/host/index.ts';
 import { canonicalizeToText, runPipeline, type JsonObject } from '../../src/pipeline/index.ts';
 import {

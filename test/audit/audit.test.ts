@@ -6,7 +6,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ToolsealError } from '../../src/errors.ts';
+import { ToolsealError } from '../../src/core/errors.ts';
 import { canonicalizeToBytes, computeDigest, type JsonValue } from '../../src/pipeline/index.ts';
 import { buildPublishStatement, generateSigningKey, signStatement, type Jwks } from '../../src/attest/index.ts';
 import { hashLeaf } from '../../src/log/index.ts';
@@ -21,7 +21,7 @@ import {
   type AuditOptions,
   type AuditReport,
   type AuditState,
-} from '../../src/host/audit.ts';
+} from '../../src/audit/audit.ts';
 import { naiveRootHash } from '../log/helpers.ts';
 import {
   dropTriggers,

@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parentPort, Worker } from 'node:worker_threads';
-import { isToolsealError, ToolsealError, type ErrorCode } from '../errors.ts';
+import { isToolsealError, ToolsealError, type ErrorCode } from '../core/errors.ts';
 
 /** An error as posted between threads: a refusal keeps its code and pointer; anything else is a failure. */
 export type PostedError =

@@ -23,7 +23,7 @@
 
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { ToolsealError } from '../errors.ts';
+import { ToolsealError } from '../core/errors.ts';
 import {
   canonicalizeToBytes,
   computeDigest,
@@ -47,7 +47,7 @@ import {
   type Checkpoint,
   type NoteVerifier,
 } from '../log/index.ts';
-import { writeFileAtomic } from './atomic-file.ts';
+import { writeFileAtomic } from '../lock/atomic-file.ts';
 
 /** The `type` of a state file; a change to its meaning is a new version. */
 export const AUDIT_STATE_TYPE = 'toolseal.audit-state/v1';

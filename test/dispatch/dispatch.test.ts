@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkPresentedTool, verifyDispatch, type ToolCheck } from '../../src/host/index.ts';
 import { computeDigest, type JsonObject } from '../../src/pipeline/index.ts';
-import { canonicalOf, manifestFile, throwsWithCode } from './helpers.ts';
+import { canonicalOf, manifestFile, throwsWithCode } from '../verify/helpers.ts';
 
 type Tool = Record<string, unknown> & { inputSchema: Record<string, unknown> };
 type Doc = { name: string; tools: Tool[]; [key: string]: unknown };

@@ -13,7 +13,7 @@ import {
   writeLockfile,
   type LockEntry,
 } from '../../src/host/index.ts';
-import { temporaryDirectory, throwsWithCode } from './helpers.ts';
+import { temporaryDirectory, throwsWithCode } from '../verify/helpers.ts';
 
 const entry = (n: number): LockEntry => ({
   digest: `sha256:${String(n).repeat(64).slice(0, 64)}`,

@@ -32,7 +32,7 @@
 //   NOT_FOUND         the registry answered 404 NOT_FOUND for the manifest or blob
 //   BAD_REQUEST       a malformed reference or option (ref syntax, several bindings and no options.name...)
 
-import { ToolsealError } from '../errors.ts';
+import { ToolsealError } from '../core/errors.ts';
 import {
   canonicalizeToBytes,
   computeDigest,
@@ -52,7 +52,7 @@ import {
   verifyInclusionProof,
   type NoteVerifier,
 } from '../log/index.ts';
-import type { LockEntry } from './lockfile.ts';
+import type { LockEntry } from '../lock/lockfile.ts';
 
 /** Largest response accepted from a registry (bytes). */
 export const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024;

@@ -3,9 +3,9 @@
 
 import { join } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { ToolsealError } from '../../src/errors.ts';
+import { ToolsealError } from '../../src/core/errors.ts';
 import { createPublisher, hashToken } from '../../src/registry/index.ts';
-import { openStore } from '../../src/store/index.ts';
+import { openStore } from '../../src/store/sqlite/sqlite-store.ts';
 import {
   cleanupTempDirs,
   createTestEnv,

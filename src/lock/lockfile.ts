@@ -13,10 +13,10 @@
 // evidence the pin was made with (an auditor can look both up), and registry where it came from.
 
 import { readFile } from 'node:fs/promises';
-import { ToolsealError, formatPointer } from '../errors.ts';
+import { ToolsealError, formatPointer } from '../core/errors.ts';
 import { isSha256Digest, parseStrict, type JsonObject, type Sha256Digest } from '../pipeline/index.ts';
 import { writeFileAtomic } from './atomic-file.ts';
-import { parseManifestRef } from './fetch-verified.ts';
+import { parseManifestRef } from '../verify/fetch-verified.ts';
 
 export const LOCKFILE_VERSION = 1;
 /** The default lockfile name, in the current directory. */

@@ -14,7 +14,7 @@ import {
   type Jwks,
   type SigningKey,
 } from '../../src/attest/index.ts';
-import { ToolsealError } from '../../src/errors.ts';
+import { ToolsealError } from '../../src/core/errors.ts';
 
 function signingKey(): SigningKey {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');

@@ -1,6 +1,6 @@
 // Re-verify at dispatch: canonicalize(execute_view) must equal canonicalize(signed_view), tool by tool or whole.
 
-import { ToolsealError, formatPointer } from '../errors.ts';
+import { ToolsealError, formatPointer } from '../core/errors.ts';
 import {
   canonicalizeToText,
   computeDigest,

@@ -2,10 +2,10 @@
 
 import { workerData } from 'node:worker_threads';
 import { loadOrCreateLogKey } from '../attest/index.ts';
-import { openStore, type Store } from '../store/index.ts';
-import { GroupCommitter, type CommitOutcome } from './group-commit.ts';
+import { openStore, type Store } from '../store/sqlite/sqlite-store.ts';
+import { GroupCommitter, type CommitOutcome } from '../registry/group-commit.ts';
 import type { PublishWriterInput, PublishWriterSetup } from './publish-writer.ts';
-import { TransparencyLog } from './transparency-log.ts';
+import { TransparencyLog } from '../registry/transparency-log.ts';
 import { serveWorkerJobs } from './worker-thread.ts';
 
 const setup = workerData as PublishWriterSetup;

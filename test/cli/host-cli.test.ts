@@ -16,7 +16,7 @@ import {
   temporaryDirectory,
   type FakeRegistry,
   type TestRegistry,
-} from './helpers.ts';
+} from '../verify/helpers.ts';
 
 interface Run {
   code: number;

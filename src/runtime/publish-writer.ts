@@ -1,9 +1,9 @@
 // Publishes signed and committed on a writer thread with its own SQLite connection, so the event loop never waits
 // on a commit or an fsync: it keeps serving reads and HTTP while the writer group-commits (group-commit.ts).
 
-import { ToolsealError } from '../errors.ts';
-import type { PublisherRecord } from '../store/index.ts';
-import type { CommitOutcome, PublishCommitter } from './group-commit.ts';
+import { ToolsealError } from '../core/errors.ts';
+import type { PublisherRecord } from '../store/sqlite/sqlite-store.ts';
+import type { CommitOutcome, PublishCommitter } from '../registry/group-commit.ts';
 import type { PipelineOutput } from './pipeline-pool.ts';
 import { startWorkerPool, transferableBuffers } from './worker-thread.ts';
 
