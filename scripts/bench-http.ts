@@ -21,20 +21,20 @@ import { createApp, versionPath } from '../src/http/app.ts';
 import { startHttpServer, type RunningServer } from '../src/http/serve.ts';
 import { runPipeline } from '../src/pipeline/index.ts';
 import {
-  defaultPipelineWorkers,
   inlinePipeline,
   openRegistry,
-  startPipelinePool,
-  startPublishWriter,
   type PublishCommitter,
   TransparencyLog,
   type PublisherRecord,
   type Registry,
 } from '../src/registry/index.ts';
-import { loadOrCreateLogKey } from '../src/attest/index.ts';
-import { openStore, type Store } from '../src/store/sqlite/sqlite-store.ts';
+import type { Store } from '../src/store/index.ts';
 import type { LoadJob, LoadReply, LoadResult } from './bench-http-load.ts';
 import { median } from './bench-stats.ts';
+import { loadOrCreateLogKey } from '../src/keys/key-files.ts';
+import { openStore } from '../src/store/sqlite/index.ts';
+import { sqliteDatabaseOf } from '../src/store/sqlite/index.ts';
+import { defaultPipelineWorkers, startPipelinePool, startPublishWriter } from '../src/runtime/index.ts';
 
 const MANIFEST_FILE = fileURLToPath(new URL('../manifests/payments.json', import.meta.url));
 const NAMESPACE = 'io.github.acme';
@@ -745,9 +745,9 @@ function benchLogStorage(): string[] {
   try {
     const log = new TransparencyLog(store, loadOrCreateLogKey(join(dir, 'keys')), undefined, () => new Date());
     const pageBytes = (): number =>
-      (store.client.pragma('page_count', { simple: true }) as number) *
-      (store.client.pragma('page_size', { simple: true }) as number);
-    store.client.pragma('wal_checkpoint(TRUNCATE)');
+      (sqliteDatabaseOf(store).pragma('page_count', { simple: true }) as number) *
+      (sqliteDatabaseOf(store).pragma('page_size', { simple: true }) as number);
+    sqliteDatabaseOf(store).pragma('wal_checkpoint(TRUNCATE)');
     const fileBefore = pageBytes();
     const start = performance.now();
     for (let done = 0; done < LOG_ENTRIES; done += LOG_BATCH) {
@@ -757,13 +757,13 @@ function benchLogStorage(): string[] {
     }
     const appendSeconds = (performance.now() - start) / 1000;
     log.signLatestCheckpoint();
-    store.client.pragma('wal_checkpoint(TRUNCATE)');
+    sqliteDatabaseOf(store).pragma('wal_checkpoint(TRUNCATE)');
     const fileAfter = pageBytes();
     const dbFileBytes = statSync(join(dir, 'data', 'toolseal.db')).size;
 
     let rows: { name: string; pages: number; bytes: number; payload: number; unused: number }[];
     try {
-      rows = store.client
+      rows = sqliteDatabaseOf(store)
         .prepare(
           `SELECT d.name AS name, count(*) AS pages, sum(d.pgsize) AS bytes, sum(d.payload) AS payload, sum(d.unused) AS unused
              FROM dbstat AS d JOIN sqlite_schema AS s ON s.name = d.name
@@ -776,7 +776,7 @@ function benchLogStorage(): string[] {
       ];
     }
     const count = (table: string): number =>
-      (store.client.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+      (sqliteDatabaseOf(store).prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
     const entries = count('log_entries');
     const nodes = count('log_nodes');
     const total = rows.reduce((sum, row) => sum + row.bytes, 0);

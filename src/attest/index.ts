@@ -1,6 +1,6 @@
-// Public face of attestations: keys, statements, signing and verification (no storage, no HTTP).
+// Public face of attestations: JWKs and JWKS, in-toto statements, JWS signing and verification (pure: no files, no HTTP).
 
-export * from './keys.ts';
+export * from './jwk.ts';
 export * from './statement.ts';
 export {
   signStatement,

@@ -4,7 +4,7 @@ import { createPublicKey, sign as signEd25519, verify as verifyEd25519, type Key
 import { flattenedVerify, importJWK, type CryptoKey, type FlattenedJWS } from 'jose';
 import { ToolsealError } from '../core/errors.ts';
 import type { Sha256Digest } from '../pipeline/index.ts';
-import { SIGNING_ALG, type Jwks, type JwksKey, type SigningKey } from './keys.ts';
+import { SIGNING_ALG, type Jwks, type JwksKey, type SigningKey } from './jwk.ts';
 import {
   ATTESTATION_JWS_TYPE,
   IN_TOTO_STATEMENT_TYPE,

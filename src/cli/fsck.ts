@@ -3,11 +3,11 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadOrCreateLogKey } from '../attest/index.ts';
 import { runFsck, TransparencyLog } from '../registry/index.ts';
-import { openStore } from '../store/sqlite/sqlite-store.ts';
 import { resolveDataDir, resolveKeysDir } from './config.ts';
 import { writeStdout, type ExitCode } from './output.ts';
+import { loadOrCreateLogKey } from '../keys/key-files.ts';
+import { openStore } from '../store/sqlite/index.ts';
 
 export const fsckUsage = `toolseal fsck [--data DIR] [--keys DIR] [--json]
   Re-verifies every stored row: bytes against their digest, every attestation's signature and subject,

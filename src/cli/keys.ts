@@ -2,9 +2,9 @@
 
 import { parseArgs } from 'node:util';
 import { openRegistry } from '../registry/index.ts';
-import { openStore } from '../store/sqlite/sqlite-store.ts';
 import { resolveDataDir, resolveKeysDir } from './config.ts';
 import { UsageError, writeStdout, type ExitCode } from './output.ts';
+import { openStore } from '../store/sqlite/index.ts';
 
 export const keysUsage = `toolseal keys rotate [--data DIR] [--keys DIR]
   Generates a new Ed25519 signing key and makes it active; the previous key is retired (it stays in

@@ -2,7 +2,8 @@
 
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { ToolsealError, httpStatusByCode, type ErrorCode } from '../core/errors.ts';
+import { type ErrorCode, ToolsealError } from '../core/errors.ts';
+import { isRegistryRefusalCode } from '../protocol/problem.ts';
 import { runPipeline } from '../pipeline/index.ts';
 import { verifyAttestation, type Jwks } from '../attest/index.ts';
 import { resolveRegistryUrl, resolveToken } from './config.ts';
@@ -69,22 +70,6 @@ export async function runPublishCommand(args: string[]): Promise<ExitCode> {
     }) + '\n',
   );
   return 0;
-}
-
-const hostSideCodes = new Set<ErrorCode>([
-  'SIGNATURE_INVALID',
-  'SUBJECT_MISMATCH',
-  'UNKNOWN_KEY',
-  'KEY_NOT_VALID',
-  'NOT_IN_LOG',
-  'PIN_MISMATCH',
-  'DISPATCH_MISMATCH',
-  'DIGEST_MISMATCH',
-  'FETCH_FAILED',
-]);
-
-function isRegistryRefusalCode(code: string): code is ErrorCode {
-  return Object.prototype.hasOwnProperty.call(httpStatusByCode, code) && !hostSideCodes.has(code as ErrorCode);
 }
 
 async function request(url: string, init?: RequestInit): Promise<Response> {

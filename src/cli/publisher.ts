@@ -2,9 +2,9 @@
 
 import { parseArgs } from 'node:util';
 import { createPublisher } from '../registry/index.ts';
-import { openStore } from '../store/sqlite/sqlite-store.ts';
 import { resolveDataDir } from './config.ts';
 import { UsageError, writeStdout, type ExitCode } from './output.ts';
+import { openStore } from '../store/sqlite/index.ts';
 
 export const publisherUsage = `toolseal publisher add NAMESPACE [--data DIR]
   Creates a publisher owning NAMESPACE (reverse-DNS, e.g. io.github.acme; unique case-insensitively)

@@ -7,17 +7,15 @@ import { createApp, startHttpServer } from '../http/index.ts';
 import {
   openRegistry,
   createPublisher,
-  defaultPipelineWorkers,
   inlinePipeline,
-  startPipelinePool,
-  startPublishWriter,
   type PublishCommitter,
   type Registry,
 } from '../registry/index.ts';
-import { openStore } from '../store/sqlite/sqlite-store.ts';
 import { ToolsealError } from '../core/errors.ts';
 import { parsePositiveInteger, resolveDataDir, resolveKeysDir, resolvePipelineWorkers, resolvePort } from './config.ts';
 import type { ExitCode } from './output.ts';
+import { openStore } from '../store/sqlite/index.ts';
+import { defaultPipelineWorkers, startPipelinePool, startPublishWriter } from '../runtime/index.ts';
 
 export const serveUsage = `toolseal serve [--port P] [--data DIR] [--keys DIR] [--origin URL] [--max-body-bytes N] [--pipeline-workers N] [--dev]
   Serves the registry on 127.0.0.1 (defaults: port 8787, data/, keys/; or TOOLSEAL_PORT, TOOLSEAL_DATA,
@@ -119,7 +117,7 @@ async function seedDevRegistry(
     const { token } = createPublisher(registry.store, DEV_NAMESPACE);
     writeFileSync(tokenFile, token + '\n', { mode: 0o600 });
     if (existsSync(examplesDir)) {
-      const publisher = registry.authenticate(`Bearer ${token}`);
+      const publisher = registry.authenticate(token);
       for (const file of readdirSync(examplesDir)
         .filter((name) => name.endsWith('.json'))
         .sort()) {

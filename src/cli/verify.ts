@@ -3,7 +3,7 @@
 
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { ToolsealError, escapePointerToken } from '../core/errors.ts';
+import { ToolsealError } from '../core/errors.ts';
 import { parseStrict } from '../pipeline/index.ts';
 import {
   DEFAULT_LOCKFILE_NAME,
@@ -20,6 +20,7 @@ import {
 } from '../host/index.ts';
 import { parsePositiveInteger, resolveRegistryUrl } from './config.ts';
 import { UsageError, writeStdout, type ExitCode } from './output.ts';
+import { escapePointerToken } from '../core/json-pointer.ts';
 
 export const verifyUsage = `toolseal verify NAME@VERSION --registry URL [--locked] [--lock FILE] [--log-key KEY] [--jwks FILE]
   Fetches NAME@VERSION and its attestation and verifies: the Ed25519 signature (key by kid, valid when the

@@ -1,6 +1,6 @@
 // Re-verify at dispatch: canonicalize(execute_view) must equal canonicalize(signed_view), tool by tool or whole.
 
-import { ToolsealError, formatPointer } from '../core/errors.ts';
+import { ToolsealError } from '../core/errors.ts';
 import {
   canonicalizeToText,
   computeDigest,
@@ -10,6 +10,7 @@ import {
   type JsonValue,
   type Sha256Digest,
 } from '../pipeline/index.ts';
+import { formatPointer } from '../core/json-pointer.ts';
 
 /** The key hosts may use for their own, unsigned annotations; the pipeline refuses it in any manifest. */
 export const DEFAULT_HOST_ANNOTATIONS_KEY = '_host_meta';

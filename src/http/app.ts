@@ -1,7 +1,8 @@
 // createApp(deps): the Hono routes, RFC 9457 problem+json errors and content headers. The only place that speaks HTTP.
 
 import { Hono, type Context } from 'hono';
-import { ToolsealError, httpStatusByCode, type ErrorCode } from '../core/errors.ts';
+import { ToolsealError, type ErrorCode } from '../core/errors.ts';
+import { readBearerToken } from './auth.ts';
 import { readBodyWithin } from './body.ts';
 import { computeDigest, computeSha256Hex, parseStrict, type Sha256Digest } from '../pipeline/index.ts';
 import {
@@ -13,6 +14,7 @@ import {
   readTile,
 } from '../log/index.ts';
 import type { InclusionProof, PublisherRecord, PublishOutcome, Registry } from '../registry/index.ts';
+import { httpStatusByCode } from './problem.ts';
 
 export interface AppDeps {
   registry: Registry;
@@ -92,7 +94,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     '/v1/manifests',
     (c, next) => {
       // 401 before reading a byte of the body.
-      c.set('publisher', registry.authenticate(c.req.header('Authorization')));
+      c.set('publisher', registry.authenticate(readBearerToken(c.req.header('Authorization'))));
       return next();
     },
     async (c) => {
@@ -169,7 +171,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   });
 
   app.post('/v1/manifests/:namespace/:name/:version/yank', async (c) => {
-    const publisher = registry.authenticate(c.req.header('Authorization'));
+    const publisher = registry.authenticate(readBearerToken(c.req.header('Authorization')));
     const body = await readBodyWithin(c, 16 * 1024, 'yank body');
     const parsed = parseStrict(body).value;
     const reason =

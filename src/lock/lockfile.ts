@@ -13,10 +13,11 @@
 // evidence the pin was made with (an auditor can look both up), and registry where it came from.
 
 import { readFile } from 'node:fs/promises';
-import { ToolsealError, formatPointer } from '../core/errors.ts';
+import { ToolsealError } from '../core/errors.ts';
 import { isSha256Digest, parseStrict, type JsonObject, type Sha256Digest } from '../pipeline/index.ts';
 import { writeFileAtomic } from './atomic-file.ts';
-import { parseManifestRef } from '../verify/fetch-verified.ts';
+import { formatManifestRef, parseManifestRef } from '../protocol/manifest-ref.ts';
+import { formatPointer } from '../core/json-pointer.ts';
 
 export const LOCKFILE_VERSION = 1;
 /** The default lockfile name, in the current directory. */
@@ -43,7 +44,7 @@ export function emptyLockfile(registry?: string): Lockfile {
 }
 
 export function lockKey(name: string, version: string): string {
-  return `${name}@${version}`;
+  return formatManifestRef(name, version);
 }
 
 function invalid(message: string, tokens: (string | number)[]): never {

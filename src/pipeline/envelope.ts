@@ -2,9 +2,10 @@
 
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import schema from '../../schema/manifest-v1.schema.json' with { type: 'json' };
-import { ToolsealError, escapePointerToken } from '../core/errors.ts';
+import { ToolsealError } from '../core/errors.ts';
 import { isJsonObject, type JsonObject } from '../core/json.ts';
 import type { ParseResult } from './parse.ts';
+import { escapePointerToken } from '../core/json-pointer.ts';
 
 /** The manifest format v1 as a JSON Schema (draft 2020-12), exactly as shipped in schema/. */
 export const manifestSchemaV1 = schema;

@@ -5,25 +5,21 @@ import { parseStrict, defaultParseLimits, type ParseLimits } from './parse.ts';
 import { checkEnvelope, type Manifest } from './envelope.ts';
 import { inlineSchemaRefs, defaultRefLimits, type RefLimits } from './refs.ts';
 import { assertNfcStable, normaliseToolNames, type RenamedTool } from './names.ts';
-import { canonicalizeToBytes, computeDigest, type Sha256Digest } from './canonical.ts';
+import { computeDigest, type Sha256Digest } from '../core/digest.ts';
+import { canonicalizeToBytes } from './canonical.ts';
 
 export type { JsonObject, JsonValue } from '../core/json.ts';
 export type { Manifest, ManifestTool } from './envelope.ts';
 export type { RenamedTool } from './names.ts';
-export type { Sha256Digest } from './canonical.ts';
+export type { Sha256Digest } from '../core/digest.ts';
 export type { ParseLimits } from './parse.ts';
 export type { RefLimits } from './refs.ts';
 export { parseStrict, parseStrictText, defaultParseLimits } from './parse.ts';
 export { checkEnvelope, manifestSchemaV1 } from './envelope.ts';
 export { inlineSchemaRefs, defaultRefLimits } from './refs.ts';
 export { normaliseToolNames, assertNfcStable } from './names.ts';
-export {
-  canonicalizeToBytes,
-  canonicalizeToText,
-  computeDigest,
-  computeSha256Hex,
-  isSha256Digest,
-} from './canonical.ts';
+export { canonicalizeToBytes, canonicalizeToText } from './canonical.ts';
+export { computeDigest, computeSha256Hex, isSha256Digest } from '../core/digest.ts';
 
 /** Bump when any stage's policy changes what bytes a manifest turns into. Recorded in attestations. */
 export const PIPELINE_POLICY_VERSION = 'toolseal-pipeline/v1';

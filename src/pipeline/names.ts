@@ -1,8 +1,9 @@
 // Stage 4: NFC-normalise tool names (refusing collisions) and refuse keys and enum/const strings that are not NFC.
 
-import { ToolsealError, formatPointer } from '../core/errors.ts';
+import { ToolsealError } from '../core/errors.ts';
 import type { JsonObject, JsonValue } from '../core/json.ts';
 import { forEachSubschema, isSchemaValue } from './schema-walk.ts';
+import { formatPointer } from '../core/json-pointer.ts';
 
 export interface RenamedTool {
   /** Index of the tool in `tools`. */

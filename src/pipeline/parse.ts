@@ -1,7 +1,8 @@
 // Stage 1: strict parse of untrusted bytes (RFC 8259 grammar, I-JSON RFC 7493 restrictions, size and depth limits).
 
-import { ToolsealError, formatPointer } from '../core/errors.ts';
+import { ToolsealError } from '../core/errors.ts';
 import { setOwn, type JsonObject, type JsonValue } from '../core/json.ts';
+import { formatPointer } from '../core/json-pointer.ts';
 
 export interface ParseLimits {
   /** Largest accepted input, in bytes. */

@@ -5,9 +5,10 @@
 // support, merges `$ref` siblings "sibling wins" (wrong under 2020-12 Core §8.2.3.1) and shares object
 // identity between inlined copies. This module has no I/O at all: it cannot read a file or open a socket.
 
-import { ToolsealError, formatPointer } from '../core/errors.ts';
+import { ToolsealError } from '../core/errors.ts';
 import { hasOwn, setOwn, type JsonObject, type JsonValue } from '../core/json.ts';
 import { classifySchemaKeyword, forEachSubschema, isSchemaValue } from './schema-walk.ts';
+import { formatPointer } from '../core/json-pointer.ts';
 
 export interface RefLimits {
   /** Most `$ref`s one schema document may hold. */

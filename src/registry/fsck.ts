@@ -4,7 +4,7 @@ import { ToolsealError } from '../core/errors.ts';
 import { computeDigest } from '../pipeline/index.ts';
 import { buildJwks, verifyAttestation, type PublicJwk } from '../attest/index.ts';
 import { createMemoryNodeStore, computeRootHash, hashLeaf, parseCheckpoint, verifyNote } from '../log/index.ts';
-import type { Store } from '../store/sqlite/sqlite-store.ts';
+import type { Store } from '../store/index.ts';
 import { bodyOf } from './transparency-log.ts';
 
 export interface FsckProblem {

@@ -3,10 +3,11 @@
 
 import { ToolsealError } from '../core/errors.ts';
 import { PIPELINE_POLICY_VERSION, type Sha256Digest } from '../pipeline/index.ts';
-import { buildPublishStatement, loadSigningKey, signStatement, type SigningKey } from '../attest/index.ts';
-import type { PublisherRecord, Store, VersionRecord } from '../store/sqlite/sqlite-store.ts';
-import type { PipelineOutput } from '../runtime/pipeline-pool.ts';
+import { buildPublishStatement, signStatement, type SigningKey } from '../attest/index.ts';
+import type { PublisherRecord, Store, VersionRecord } from '../store/index.ts';
+import type { PipelineOutput } from './pipeline-runner.ts';
 import type { InclusionProof, TransparencyLog } from './transparency-log.ts';
+import { loadSigningKey } from '../keys/key-files.ts';
 
 export interface CommitOutcome {
   /** False when the same name@version with the same digest was already stored (idempotent). */

@@ -1,15 +1,14 @@
-// Public face of the registry use cases (no HTTP here).
+// Public face of the registry use cases: publish, fetch, yank, publishers, auditor queries, keys, log, fsck.
+// No HTTP, no SQL, no threads here: the store is a port (src/store), and where the pipeline runs and where
+// publishes are committed are ports too (PipelineRunner, PublishCommitter), implemented inline or in src/runtime.
 
 export { openRegistry, Registry, hashToken, createPublisher } from './registry.ts';
 export type { RegistryOptions, PublishOutcome, StoredManifest, ManifestListing, DigestBinding } from './registry.ts';
 export { TransparencyLog, bodyOf } from './transparency-log.ts';
 export type { InclusionProof } from './transparency-log.ts';
 export { compareVersions, pickLatestVersion } from './semver.ts';
-export type { PublisherRecord, VersionRecord } from '../store/sqlite/sqlite-store.ts';
-export { defaultPipelineWorkers, inlinePipeline, startPipelinePool } from '../runtime/pipeline-pool.ts';
-export type { PipelineOutput, PipelinePoolOptions, PipelineRunner } from '../runtime/pipeline-pool.ts';
+export type { PublisherRecord, VersionRecord } from '../store/index.ts';
+export { inlinePipeline, type PipelineOutput, type PipelineRunner } from './pipeline-runner.ts';
 export { runFsck, type FsckReport, type FsckProblem } from './fsck.ts';
 export { GroupCommitter } from './group-commit.ts';
 export type { CommitOutcome, GroupCommitterOptions, PublishCommitter } from './group-commit.ts';
-export { startPublishWriter } from '../runtime/publish-writer.ts';
-export type { PublishWriterOptions } from '../runtime/publish-writer.ts';

@@ -3,30 +3,16 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { ToolsealError } from '../core/errors.ts';
-import {
-  canonicalizeToBytes,
-  computeSha256Hex,
-  type JsonValue,
-  type PipelineLimits,
-  type RenamedTool,
-  type Sha256Digest,
-} from '../pipeline/index.ts';
-import {
-  buildJwks,
-  generateSigningKey,
-  signingKeyFile,
-  loadOrCreateLogKey,
-  loadSigningKey,
-  type Jwks,
-  type KeyValidity,
-  type PublicJwk,
-  type SigningKey,
-} from '../attest/index.ts';
+import { computeSha256Hex, type PipelineLimits, type RenamedTool, type Sha256Digest } from '../pipeline/index.ts';
+import { buildJwks, type Jwks, type KeyValidity, type PublicJwk, type SigningKey } from '../attest/index.ts';
 import { GroupCommitter, type PublishCommitter } from './group-commit.ts';
-import { inlinePipeline, type PipelineRunner } from '../runtime/pipeline-pool.ts';
-import type { CheckpointRecord, PublisherRecord, Store, VersionRecord, VersionStatus } from '../store/sqlite/sqlite-store.ts';
+import { inlinePipeline, type PipelineRunner } from './pipeline-runner.ts';
+import { formatKeyEntry, formatYankEntry } from '../log/entries.ts';
+import { formatManifestRef, NAMESPACE_PATTERN } from '../protocol/manifest-ref.ts';
+import type { CheckpointRecord, PublisherRecord, Store, VersionRecord, VersionStatus } from '../store/index.ts';
 import { pickLatestVersion, compareVersions } from './semver.ts';
 import { TransparencyLog, type InclusionProof } from './transparency-log.ts';
+import { generateSigningKey, signingKeyFile, loadOrCreateLogKey, loadSigningKey } from '../keys/key-files.ts';
 
 export interface RegistryOptions {
   store: Store;
@@ -82,7 +68,6 @@ export interface DigestBinding {
   attestation: Buffer;
 }
 
-const NAMESPACE_PATTERN = /^[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/;
 const TOKEN_PREFIX = 'tsk_';
 
 export function hashToken(token: string): string {
@@ -158,12 +143,15 @@ export class Registry {
     return createPublisher(this.store, namespace, this.clock);
   }
 
-  /** Authenticate `Authorization: Bearer <token>`. The stored hash is compared in constant time. */
-  authenticate(authorization: string | undefined): PublisherRecord {
-    const match = /^Bearer ([A-Za-z0-9_\-.~+/]+=*)$/.exec(authorization ?? '');
-    if (!match)
+  /**
+   * The publisher a bearer token belongs to (the transport has taken it out of its header). Only the token's
+   * SHA-256 is looked up, and the stored hash is compared in constant time.
+   */
+  authenticate(token: string | undefined): PublisherRecord {
+    if (token === undefined || token === '') {
       throw new ToolsealError('UNAUTHENTICATED', 'a publisher token is required: Authorization: Bearer <token>');
-    const presented = hashToken(match[1]!);
+    }
+    const presented = hashToken(token);
     const publisher = this.store.findPublisherByTokenHash(presented);
     if (!publisher || !timingSafeEqual(Buffer.from(publisher.tokenHash, 'hex'), Buffer.from(presented, 'hex'))) {
       throw new ToolsealError('UNAUTHENTICATED', 'the publisher token is not valid');
@@ -318,10 +306,9 @@ export class Registry {
       const existing = this.getVersionRecord(name, version);
       if (existing.status === 'yanked') return existing;
       const yankedAt = this.clock().toISOString();
-      const leaf = canonicalizeToBytes({
-        type: 'toolseal.yank/v1',
-        subject: `${name}@${version}`,
-        digest: existing.digest,
+      const leaf = formatYankEntry({
+        subject: formatManifestRef(name, version),
+        digest: existing.digest as Sha256Digest,
         reason,
         yankedAt,
       });
@@ -359,10 +346,9 @@ export class Registry {
         // The old key stays valid through the current second, so nothing it signed just now is orphaned.
         const notAfter = Math.floor(now) + 1;
         if (current) this.store.retireSigningKey(current.kid, notAfter);
-        const leaf = canonicalizeToBytes({
-          type: 'toolseal.key/v1',
+        const leaf = formatKeyEntry({
           kid: fresh.kid,
-          publicJwk: fresh.publicJwk as unknown as JsonValue,
+          publicJwk: fresh.publicJwk,
           notBefore,
           retires: current ? { kid: current.kid, notAfter } : null,
         });
@@ -411,13 +397,7 @@ export class Registry {
     this.withKeyFileRemovedOnFailure(key, () =>
       this.store.transaction(() => {
         const notBefore = Math.floor(this.clock().getTime() / 1000);
-        const leaf = canonicalizeToBytes({
-          type: 'toolseal.key/v1',
-          kid: key.kid,
-          publicJwk: key.publicJwk as unknown as JsonValue,
-          notBefore,
-          retires: null,
-        });
+        const leaf = formatKeyEntry({ kid: key.kid, publicJwk: key.publicJwk, notBefore, retires: null });
         const logIndex = this.log.appendLeaf('key', leaf);
         this.store.insertSigningKey({
           kid: key.kid,

@@ -20,7 +20,7 @@ import {
   type NodeReader,
 } from '../log/index.ts';
 import type { SigningKey } from '../attest/index.ts';
-import type { CheckpointRecord, LogEntryKind, Store } from '../store/sqlite/sqlite-store.ts';
+import type { CheckpointRecord, LogEntryKind, Store } from '../store/index.ts';
 
 export interface InclusionProof {
   index: number;

@@ -1,7 +1,8 @@
 // A pipeline worker thread (started by pipeline-pool.ts): runs runPipeline on the bytes it is sent and answers.
 
 import { runPipeline } from '../pipeline/index.ts';
-import type { PipelineInput, PipelineOutput } from './pipeline-pool.ts';
+import type { PipelineOutput } from '../registry/pipeline-runner.ts';
+import type { PipelineInput } from './pipeline-pool.ts';
 import { serveWorkerJobs, transferableBuffers } from './worker-thread.ts';
 
 await serveWorkerJobs<PipelineInput, PipelineOutput>(

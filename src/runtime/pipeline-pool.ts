@@ -2,26 +2,9 @@
 // loop (higher publish throughput, and a large manifest no longer stalls every other request).
 
 import { availableParallelism } from 'node:os';
-import { runPipeline, type PipelineLimits, type PipelineResult } from '../pipeline/index.ts';
+import type { PipelineLimits } from '../pipeline/index.ts';
+import type { PipelineOutput, PipelineRunner } from '../registry/pipeline-runner.ts';
 import { startWorkerPool } from './worker-thread.ts';
-
-/** What a publish needs from the pipeline (the normalised manifest object stays in the worker). */
-export type PipelineOutput = Omit<PipelineResult, 'manifest'>;
-
-/** Runs the pipeline somewhere: inline, or on a pool of worker threads. */
-export interface PipelineRunner {
-  run(bytes: Uint8Array, limits: Partial<PipelineLimits>): Promise<PipelineOutput>;
-  /** Resolves once it can run jobs; rejects with INTERNAL if it cannot (a server checks this at start). */
-  whenReady(): Promise<void>;
-  close(): Promise<void>;
-}
-
-/** The pipeline on the calling thread (tests, CLI, single-core machines). */
-export const inlinePipeline: PipelineRunner = {
-  run: async (bytes, limits) => runPipeline(bytes, limits),
-  whenReady: async () => {},
-  close: async () => {},
-};
 
 /** A job for pipeline-pool-worker.ts. */
 export interface PipelineInput {

@@ -1,12 +1,13 @@
 // The publish writer thread (started by publish-writer.ts): its own store connection, and a GroupCommitter over it.
 
 import { workerData } from 'node:worker_threads';
-import { loadOrCreateLogKey } from '../attest/index.ts';
-import { openStore, type Store } from '../store/sqlite/sqlite-store.ts';
+import type { Store } from '../store/index.ts';
 import { GroupCommitter, type CommitOutcome } from '../registry/group-commit.ts';
 import type { PublishWriterInput, PublishWriterSetup } from './publish-writer.ts';
 import { TransparencyLog } from '../registry/transparency-log.ts';
 import { serveWorkerJobs } from './worker-thread.ts';
+import { loadOrCreateLogKey } from '../keys/key-files.ts';
+import { openStore } from '../store/sqlite/index.ts';
 
 const setup = workerData as PublishWriterSetup;
 let store: Store | undefined;

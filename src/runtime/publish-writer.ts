@@ -2,9 +2,9 @@
 // on a commit or an fsync: it keeps serving reads and HTTP while the writer group-commits (group-commit.ts).
 
 import { ToolsealError } from '../core/errors.ts';
-import type { PublisherRecord } from '../store/sqlite/sqlite-store.ts';
+import type { PublisherRecord } from '../store/index.ts';
 import type { CommitOutcome, PublishCommitter } from '../registry/group-commit.ts';
-import type { PipelineOutput } from './pipeline-pool.ts';
+import type { PipelineOutput } from '../registry/pipeline-runner.ts';
 import { startWorkerPool, transferableBuffers } from './worker-thread.ts';
 
 export interface PublishWriterOptions {

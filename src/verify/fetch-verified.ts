@@ -52,42 +52,19 @@ import {
   verifyInclusionProof,
   type NoteVerifier,
 } from '../log/index.ts';
+import {
+  DEFAULT_MAX_RESPONSE_BYTES,
+  DEFAULT_TIMEOUT_MS,
+  normaliseRegistryUrl,
+  RegistryClient,
+} from '../client/registry-client.ts';
+import { attestationPath, attestationsByDigestPath, blobPath, ROUTES, versionPath } from '../protocol/routes.ts';
+import { type ManifestRef, parseManifestRef } from '../protocol/manifest-ref.ts';
 import type { LockEntry } from '../lock/lockfile.ts';
 
-/** Largest response accepted from a registry (bytes). */
-export const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
-/** Each request (headers and body) must complete within this many milliseconds. */
-export const DEFAULT_TIMEOUT_MS = 10_000;
+export { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT_MS };
 
-/** The reference a host asks for: `namespace/name@version`, or `sha256:<64 hex>`. */
-export type ManifestRef = { kind: 'version'; name: string; version: string } | { kind: 'digest'; digest: Sha256Digest };
-
-const NAME_PATTERN =
-  /^[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+\/[a-z0-9](?:[a-z0-9._-]{0,62}[a-z0-9])?$/;
-const VERSION_PATTERN =
-  /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$/;
-
-/** Parse `namespace/name@version` (an exact SemVer version: never `latest` or a range) or `sha256:<hex>`. */
-export function parseManifestRef(ref: string): ManifestRef {
-  if (typeof ref !== 'string') throw new ToolsealError('BAD_REQUEST', 'a manifest reference must be a string');
-  if (ref.startsWith('sha256:')) {
-    if (!isSha256Digest(ref))
-      throw new ToolsealError('BAD_REQUEST', `${JSON.stringify(ref)} is not sha256:<64 lowercase hex>`);
-    return { kind: 'digest', digest: ref };
-  }
-  const at = ref.lastIndexOf('@');
-  const name = at < 0 ? ref : ref.slice(0, at);
-  const version = at < 0 ? '' : ref.slice(at + 1);
-  if (!NAME_PATTERN.test(name))
-    throw new ToolsealError('BAD_REQUEST', `${JSON.stringify(name)} is not a manifest name (namespace/name)`);
-  if (!VERSION_PATTERN.test(version)) {
-    throw new ToolsealError(
-      'BAD_REQUEST',
-      `${JSON.stringify(ref)} must name an exact version: NAME@MAJOR.MINOR.PATCH (not a range or "latest")`,
-    );
-  }
-  return { kind: 'version', name, version };
-}
+export { parseManifestRef, type ManifestRef };
 
 // ── pure verification ──────────────────────────────────────────────────────
 
@@ -401,9 +378,9 @@ export async function fetchVerified(
       ? Promise.resolve(options.jwks)
       : options.pinnedKeys
         ? Promise.resolve(options.pinnedKeys)
-        : http.getJson('/.well-known/jwks.json').then((value) => asJwks(value));
+        : http.getJson(ROUTES.jwks).then((value) => asJwks(value));
     const logKeyPromise: Promise<string> =
-      options.logKey !== undefined ? Promise.resolve(options.logKey) : http.getText('/v1/log/key').then(asLogKey);
+      options.logKey !== undefined ? Promise.resolve(options.logKey) : http.getText(ROUTES.logKey).then(asLogKey);
     // Avoid unhandled rejections while other requests are in flight; each promise is awaited below.
     jwksPromise.catch(() => undefined);
     logKeyPromise.catch(() => undefined);
@@ -414,7 +391,7 @@ export async function fetchVerified(
     let expected: VerifyExpectation;
     if (target.kind === 'version') {
       const path = versionPath(target.name, target.version);
-      const attestationPromise = http.getBytes(`${path}/attestation`);
+      const attestationPromise = http.getBytes(attestationPath(target.name, target.version));
       attestationPromise.catch(() => undefined);
       bytes = await http.getBytes(path);
       // The digest is recomputed here; whatever the server says is only a lookup key for the log proof.
@@ -422,13 +399,13 @@ export async function fetchVerified(
       // A pin needs no registry evidence: refuse other bytes before anything else can fail or be fetched.
       if (pin !== undefined && actual !== pin) throw pinMismatch(actual, pin, target);
       attestation = await attestationPromise;
-      const bindings = await http.getBindings(actual);
+      const bindings = await getBindings(http, actual);
       binding = bindings.find((b) => b.name === target.name && b.version === target.version);
       expected = { name: target.name, version: target.version };
     } else {
-      const bindingsPromise = http.getBindings(target.digest);
+      const bindingsPromise = getBindings(http, target.digest);
       bindingsPromise.catch(() => undefined);
-      bytes = await http.getBytes(`/v1/blobs/${target.digest}`);
+      bytes = await http.getBytes(blobPath(target.digest));
       const actual = computeDigest(bytes);
       if (pin !== undefined && actual !== pin) throw pinMismatch(actual, pin, target);
       if (actual !== target.digest) {
@@ -469,23 +446,14 @@ function pinMismatch(actual: Sha256Digest, pin: Sha256Digest, target: ManifestRe
   );
 }
 
-function normaliseRegistryUrl(registryUrl: string): string {
-  let url: URL;
+/** The bindings for `digest`; an empty list when the registry has none (404). */
+async function getBindings(http: RegistryClient, digest: Sha256Digest): Promise<Binding[]> {
   try {
-    url = new URL(registryUrl);
-  } catch {
-    throw new ToolsealError('BAD_REQUEST', `${JSON.stringify(registryUrl)} is not a URL`);
+    return parseBindings(await http.getJson(attestationsByDigestPath(digest)));
+  } catch (error) {
+    if (error instanceof ToolsealError && error.code === 'NOT_FOUND') return [];
+    throw error;
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new ToolsealError('BAD_REQUEST', 'the registry URL must be http(s)');
-  if (url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
-    throw new ToolsealError('BAD_REQUEST', 'the registry URL must have no query, fragment or credentials');
-  }
-  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
-}
-
-function versionPath(name: string, version: string): string {
-  return `/v1/manifests/${name.split('/').map(encodeURIComponent).join('/')}/${encodeURIComponent(version)}`;
 }
 
 interface Binding {
@@ -570,159 +538,4 @@ function asInclusion(value: JsonValue | undefined): InclusionEvidence | undefine
   if (typeof index !== 'number' || !Array.isArray(hashes) || typeof checkpoint !== 'string') return undefined;
   if (!hashes.every((hash): hash is string => typeof hash === 'string')) return undefined;
   return typeof size === 'number' ? { index, size, hashes, checkpoint } : { index, hashes, checkpoint };
-}
-
-/** Bounded, timed GETs against one registry. Never follows redirects (immutable URLs do not move). */
-class RegistryClient {
-  private readonly fetchImpl: typeof fetch;
-  private readonly timeoutMs: number;
-  private readonly maxBytes: number;
-  private readonly inFlight = new Set<AbortController>();
-
-  constructor(
-    private readonly base: string,
-    private readonly options: FetchVerifiedOptions,
-  ) {
-    this.fetchImpl = options.fetch ?? globalThis.fetch;
-    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
-  }
-
-  /** Abort every request still in flight. */
-  abortAll(): void {
-    for (const controller of this.inFlight) controller.abort();
-    this.inFlight.clear();
-  }
-
-  async getText(path: string): Promise<string> {
-    const bytes = await this.getBytes(path);
-    try {
-      return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-    } catch (cause) {
-      throw new ToolsealError('FETCH_FAILED', `${path} is not UTF-8 text`, { cause });
-    }
-  }
-
-  async getJson(path: string): Promise<JsonValue> {
-    const bytes = await this.getBytes(path);
-    try {
-      return parseStrict(bytes, { maxBytes: this.maxBytes, maxDepth: 1000 }).value;
-    } catch (cause) {
-      throw new ToolsealError('FETCH_FAILED', `${path} is not strict JSON`, { cause });
-    }
-  }
-
-  /** The bindings for `digest`; an empty list when the registry has none (404). */
-  async getBindings(digest: Sha256Digest): Promise<Binding[]> {
-    try {
-      return parseBindings(await this.getJson(`/v1/attestations/${digest}`));
-    } catch (error) {
-      if (error instanceof ToolsealError && error.code === 'NOT_FOUND') return [];
-      throw error;
-    }
-  }
-
-  async getBytes(path: string): Promise<Uint8Array> {
-    const url = `${this.base}${path}`;
-    const controller = new AbortController();
-    this.inFlight.add(controller);
-    const onAbort = (): void => controller.abort(this.options.signal?.reason);
-    if (this.options.signal?.aborted) onAbort();
-    this.options.signal?.addEventListener('abort', onAbort, { once: true });
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, this.timeoutMs);
-    try {
-      let response: Response;
-      try {
-        response = await this.fetchImpl(url, {
-          signal: controller.signal,
-          redirect: 'error',
-          headers: { Accept: 'application/json, application/jose+json, text/plain' },
-        });
-      } catch (cause) {
-        throw this.transportError(path, timedOut, cause);
-      }
-      if (!response.ok) {
-        const problem = await this.readBody(response, 64 * 1024, path, () => timedOut).catch(() => new Uint8Array());
-        throw problemError(path, response.status, problem);
-      }
-      const declared = Number(response.headers.get('content-length'));
-      if (Number.isFinite(declared) && declared > this.maxBytes) {
-        controller.abort();
-        throw new ToolsealError(
-          'FETCH_FAILED',
-          `${path}: the response is ${declared} bytes, over the ${this.maxBytes}-byte limit`,
-        );
-      }
-      return await this.readBody(response, this.maxBytes, path, () => timedOut);
-    } finally {
-      clearTimeout(timer);
-      this.inFlight.delete(controller);
-      this.options.signal?.removeEventListener('abort', onAbort);
-      if (!controller.signal.aborted) controller.abort(); // release the connection of any unread body
-    }
-  }
-
-  private async readBody(
-    response: Response,
-    limit: number,
-    path: string,
-    timedOut: () => boolean,
-  ): Promise<Uint8Array> {
-    if (!response.body) return new Uint8Array();
-    const reader = response.body.getReader();
-    const chunks: Uint8Array[] = [];
-    let total = 0;
-    try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        total += value.byteLength;
-        if (total > limit) {
-          await reader.cancel().catch(() => undefined);
-          throw new ToolsealError('FETCH_FAILED', `${path}: the response exceeds the ${limit}-byte limit`);
-        }
-        chunks.push(value);
-      }
-    } catch (cause) {
-      if (cause instanceof ToolsealError) throw cause;
-      throw this.transportError(path, timedOut(), cause);
-    }
-    const body = new Uint8Array(total);
-    let offset = 0;
-    for (const chunk of chunks) {
-      body.set(chunk, offset);
-      offset += chunk.byteLength;
-    }
-    return body;
-  }
-
-  private transportError(path: string, timedOut: boolean, cause: unknown): ToolsealError {
-    if (timedOut)
-      return new ToolsealError('FETCH_FAILED', `${path}: no complete response within ${this.timeoutMs} ms`, { cause });
-    if (this.options.signal?.aborted) return new ToolsealError('FETCH_FAILED', `${path}: aborted`, { cause });
-    return new ToolsealError('FETCH_FAILED', `could not fetch ${path} from ${this.base}`, { cause });
-  }
-}
-
-/** A non-2xx answer. Only a 404 NOT_FOUND is passed through; no server can make a host emit a verification code. */
-function problemError(path: string, status: number, body: Uint8Array): ToolsealError {
-  let code: unknown;
-  let detail: unknown;
-  try {
-    const parsed = JSON.parse(Buffer.from(body).toString('utf8')) as { code?: unknown; detail?: unknown };
-    code = parsed.code;
-    detail = parsed.detail;
-  } catch {
-    // not a problem document
-  }
-  const text = typeof detail === 'string' ? `: ${detail.slice(0, 200)}` : '';
-  if (status === 404 && code === 'NOT_FOUND') return new ToolsealError('NOT_FOUND', `${path}: not found${text}`);
-  return new ToolsealError(
-    'FETCH_FAILED',
-    `${path}: HTTP ${status}${typeof code === 'string' ? ` ${code.slice(0, 40)}` : ''}${text}`,
-  );
 }

@@ -11,8 +11,6 @@ import {
   buildJwks,
   buildPublishStatement,
   computeKid,
-  generateSigningKey,
-  loadSigningKey,
   signStatement,
   verifyAttestation,
   type Jwks,
@@ -30,6 +28,7 @@ import {
   postManifest,
   type TestEnv,
 } from '../helpers/registry-helpers.ts';
+import { generateSigningKey, loadSigningKey } from '../../src/keys/key-files.ts';
 
 afterAll(cleanupTempDirs);
 

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ToolsealError } from '../../src/core/errors.ts';
 import { canonicalizeToBytes, computeDigest, type JsonValue } from '../../src/pipeline/index.ts';
-import { buildPublishStatement, generateSigningKey, signStatement, type Jwks } from '../../src/attest/index.ts';
+import { buildPublishStatement, signStatement, type Jwks } from '../../src/attest/index.ts';
 import { hashLeaf } from '../../src/log/index.ts';
 import {
   appendToFrontier,
@@ -32,6 +32,7 @@ import {
   truncateLog,
   type TestRegistry,
 } from '../log-e2e/helpers.ts';
+import { generateSigningKey } from '../../src/keys/key-files.ts';
 
 let t: TestRegistry;
 

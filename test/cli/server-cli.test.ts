@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { verifyAttestation, type Jwks } from '../../src/attest/index.ts';
 import { hashToken } from '../../src/registry/index.ts';
-import { openStore } from '../../src/store/sqlite/sqlite-store.ts';
 import {
   cleanupTempDirs,
   createTestEnv,
@@ -15,6 +14,8 @@ import {
   readAllFiles,
   runCli,
 } from '../helpers/registry-helpers.ts';
+import { openStore } from '../../src/store/sqlite/index.ts';
+import { sqliteDatabaseOf } from '../../src/store/sqlite/index.ts';
 
 afterAll(cleanupTempDirs);
 
@@ -48,7 +49,7 @@ describe('toolseal publisher add', () => {
     expect(() => store.insertPublisher('IO.github.acme', hashToken('x'), new Date().toISOString())).toThrow(
       /already has a publisher/,
     );
-    store.client.pragma('wal_checkpoint(TRUNCATE)');
+    sqliteDatabaseOf(store).pragma('wal_checkpoint(TRUNCATE)');
     store.close();
     const files = readAllFiles(dataDir);
     expect(files.includes(Buffer.from(token))).toBe(false);
@@ -129,20 +130,20 @@ describe('toolseal fsck', () => {
     const blob = env.store.getVersion('io.github.acme/widgets', '1.0.0')!;
     const attested = env.store.getVersion('io.github.acme/widgets', '1.1.0')!;
     const logged = env.store.getVersion('io.github.acme/widgets', '1.2.0')!;
-    env.store.client.exec(
+    sqliteDatabaseOf(env.store).exec(
       'DROP TRIGGER blobs_no_update; DROP TRIGGER manifest_versions_immutable_columns; DROP TRIGGER log_entries_no_update',
     );
-    env.store.client
+    sqliteDatabaseOf(env.store)
       .prepare(
         "UPDATE blobs SET bytes = CAST(replace(CAST(bytes AS TEXT), 'lookup', 'LOOKUP') AS BLOB) WHERE digest = ?",
       )
       .run(blob.digest);
     const jws = JSON.parse(attested.attestation.toString('utf8')) as { payload: string };
     const payload = Buffer.from(jws.payload, 'base64url').toString('utf8').replace('1.1.0', '1.1.1');
-    env.store.client
+    sqliteDatabaseOf(env.store)
       .prepare('UPDATE manifest_versions SET attestation = ? WHERE id = ?')
       .run(Buffer.from(JSON.stringify({ ...jws, payload: Buffer.from(payload).toString('base64url') })), attested.id);
-    env.store.client
+    sqliteDatabaseOf(env.store)
       .prepare('UPDATE log_entries SET data = ? WHERE idx = ?')
       .run(Buffer.from('{"forged":1}'), logged.logIndex);
     env.close();

@@ -7,7 +7,6 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyAttestation, type Jwks } from '../../src/attest/index.ts';
 import { runPipeline } from '../../src/pipeline/index.ts';
-import { openStore } from '../../src/store/sqlite/sqlite-store.ts';
 import {
   cleanupTempDirs,
   digestOfBytes,
@@ -19,6 +18,7 @@ import {
   startServerProcess,
   type ServerProcess,
 } from '../helpers/registry-helpers.ts';
+import { openStore } from '../../src/store/sqlite/index.ts';
 
 const examplesDir = join(repoRoot, 'manifests');
 

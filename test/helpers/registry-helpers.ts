@@ -8,12 +8,15 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
-import { httpStatusByCode, type ErrorCode } from '../../src/core/errors.ts';
+import { type ErrorCode } from '../../src/core/errors.ts';
 import { createApp, type AppDeps } from '../../src/http/app.ts';
 import type { PipelineLimits } from '../../src/pipeline/index.ts';
-import type { PipelineRunner } from '../../src/runtime/pipeline-pool.ts';
+import type { PipelineRunner } from '../../src/registry/pipeline-runner.ts';
 import { openRegistry, type PublishCommitter, type PublisherRecord, type Registry } from '../../src/registry/index.ts';
-import { openStore, type Store } from '../../src/store/sqlite/sqlite-store.ts';
+import type { Store } from '../../src/store/index.ts';
+import { httpStatusByCode } from '../../src/http/problem.ts';
+import { openStore } from '../../src/store/sqlite/index.ts';
+import { sqliteDatabaseOf } from '../../src/store/sqlite/index.ts';
 
 export const repoRoot: string = fileURLToPath(new URL('../../', import.meta.url)).replace(/\/$/, '');
 export const binPath: string = join(repoRoot, 'bin', 'toolseal.js');
@@ -251,7 +254,10 @@ export function snapshotDb(store: Store): DbSnapshot {
   const counts: Record<string, number> = {};
   const hash = createHash('sha256');
   for (const table of TABLES) {
-    const rows = store.client.prepare(`SELECT * FROM ${table} ORDER BY rowid`).all() as Record<string, unknown>[];
+    const rows = sqliteDatabaseOf(store).prepare(`SELECT * FROM ${table} ORDER BY rowid`).all() as Record<
+      string,
+      unknown
+    >[];
     counts[table] = rows.length;
     hash.update(table);
     for (const row of rows) {

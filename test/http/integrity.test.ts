@@ -16,6 +16,7 @@ import {
   snapshotDb,
   type TestEnv,
 } from '../helpers/registry-helpers.ts';
+import { sqliteDatabaseOf } from '../../src/store/sqlite/index.ts';
 
 afterAll(cleanupTempDirs);
 
@@ -30,11 +31,11 @@ async function publishOne(env: TestEnv): Promise<{ canonical: Buffer; digest: st
 
 /** Rewrite a stored blob behind the registry's back (the immutability trigger has to go first). */
 function corruptBlob(env: TestEnv, digest: string, bytes: Buffer, size = bytes.byteLength): void {
-  expect(() => env.store.client.prepare('UPDATE blobs SET bytes = ? WHERE digest = ?').run(bytes, digest)).toThrow(
-    /immutable/,
-  );
-  env.store.client.exec('DROP TRIGGER blobs_no_update');
-  env.store.client.prepare('UPDATE blobs SET bytes = ?, size = ? WHERE digest = ?').run(bytes, size, digest);
+  expect(() =>
+    sqliteDatabaseOf(env.store).prepare('UPDATE blobs SET bytes = ? WHERE digest = ?').run(bytes, digest),
+  ).toThrow(/immutable/);
+  sqliteDatabaseOf(env.store).exec('DROP TRIGGER blobs_no_update');
+  sqliteDatabaseOf(env.store).prepare('UPDATE blobs SET bytes = ?, size = ? WHERE digest = ?').run(bytes, size, digest);
 }
 
 async function expectIntegrityError(response: Response, corrupted: Buffer): Promise<void> {
@@ -188,8 +189,8 @@ describe('errors never leak server paths or internals', () => {
     expect(snapshotDb(env.store)).toEqual(before);
 
     // Corrupted bytes.
-    env.store.client.exec('DROP TRIGGER blobs_no_update');
-    env.store.client.prepare('UPDATE blobs SET bytes = ? WHERE digest = ?').run(Buffer.from('{}'), digest);
+    sqliteDatabaseOf(env.store).exec('DROP TRIGGER blobs_no_update');
+    sqliteDatabaseOf(env.store).prepare('UPDATE blobs SET bytes = ? WHERE digest = ?').run(Buffer.from('{}'), digest);
     await collect(env.newApp().request(PATH));
 
     // An unexpected error (the database is gone): a generic INTERNAL problem, the error goes to the hook only.

@@ -8,7 +8,9 @@ import { fileURLToPath } from 'node:url';
 import { createApp } from '../../src/http/app.ts';
 import { startHttpServer, type RunningServer } from '../../src/http/serve.ts';
 import { openRegistry, type Registry } from '../../src/registry/index.ts';
-import { openStore, type PublisherRecord } from '../../src/store/sqlite/sqlite-store.ts';
+import type { PublisherRecord } from '../../src/store/index.ts';
+import { openStore } from '../../src/store/sqlite/index.ts';
+import { sqliteDatabaseOf } from '../../src/store/sqlite/index.ts';
 
 export const repoRoot: string = fileURLToPath(new URL('../../', import.meta.url)).replace(/\/$/, '');
 
@@ -85,8 +87,8 @@ export async function publishMany(t: TestRegistry, prefix: string, count: number
 }
 
 /** Raw SQL on the registry's database (better-sqlite3), bypassing the store. */
-export function sql(t: TestRegistry): TestRegistry['registry']['store']['client'] {
-  return t.registry.store.client;
+export function sql(t: TestRegistry): ReturnType<typeof sqliteDatabaseOf> {
+  return sqliteDatabaseOf(t.registry.store);
 }
 
 export function dropTriggers(t: TestRegistry, ...names: string[]): void {

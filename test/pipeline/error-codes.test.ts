@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { httpStatusByCode, type ErrorCode } from '../../src/core/errors.ts';
+import { type ErrorCode } from '../../src/core/errors.ts';
 import { runPipeline, type PipelineLimits } from '../../src/pipeline/index.ts';
 import {
   encodeJson,
@@ -18,6 +18,7 @@ import {
   tool,
   utf8,
 } from '../helpers/pipeline-helpers.ts';
+import { httpStatusByCode } from '../../src/http/problem.ts';
 
 interface Case {
   code: ErrorCode;

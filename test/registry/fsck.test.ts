@@ -12,6 +12,7 @@ import {
   postYank,
   type TestEnv,
 } from '../helpers/registry-helpers.ts';
+import { sqliteDatabaseOf } from '../../src/store/sqlite/index.ts';
 
 afterAll(cleanupTempDirs);
 
@@ -50,8 +51,8 @@ describe('runFsck', () => {
   it('finds a corrupted blob row', async () => {
     const env = await populated();
     const digest = env.store.getVersion('io.github.acme/widgets', '1.0.0')!.digest;
-    env.store.client.exec('DROP TRIGGER blobs_no_update');
-    env.store.client
+    sqliteDatabaseOf(env.store).exec('DROP TRIGGER blobs_no_update');
+    sqliteDatabaseOf(env.store)
       .prepare("UPDATE blobs SET bytes = CAST(replace(CAST(bytes AS TEXT), '1.0.0', '1.0.9') AS BLOB) WHERE digest = ?")
       .run(digest);
     const report = await runFsck(env.store, env.registry.log.verifierString);
@@ -68,13 +69,15 @@ describe('runFsck', () => {
 
   it('finds a corrupted attestation (bad signature, and no longer the logged leaf)', async () => {
     const env = await populated();
-    env.store.client.exec('DROP TRIGGER manifest_versions_immutable_columns');
+    sqliteDatabaseOf(env.store).exec('DROP TRIGGER manifest_versions_immutable_columns');
     const row = env.store.getVersion('io.github.acme/widgets', '2.0.0')!;
     const jws = JSON.parse(row.attestation.toString('utf8')) as { signature: string };
     const signature = Buffer.from(jws.signature, 'base64url');
     signature[10]! ^= 0x40;
     const tampered = Buffer.from(JSON.stringify({ ...jws, signature: signature.toString('base64url') }));
-    env.store.client.prepare('UPDATE manifest_versions SET attestation = ? WHERE id = ?').run(tampered, row.id);
+    sqliteDatabaseOf(env.store)
+      .prepare('UPDATE manifest_versions SET attestation = ? WHERE id = ?')
+      .run(tampered, row.id);
     const report = await runFsck(env.store, env.registry.log.verifierString);
     expect(report.ok).toBe(false);
     expect(report.problems.map((p) => [p.code, p.where])).toEqual([
@@ -87,10 +90,10 @@ describe('runFsck', () => {
 
   it("finds an attestation swapped onto another version's row (a valid signature for the wrong subject)", async () => {
     const env = await populated();
-    env.store.client.exec('DROP TRIGGER manifest_versions_immutable_columns');
+    sqliteDatabaseOf(env.store).exec('DROP TRIGGER manifest_versions_immutable_columns');
     const donor = env.store.getVersion('io.github.acme/widgets', '1.0.0')!;
     const target = env.store.getVersion('io.github.acme/widgets', '2.0.0')!;
-    env.store.client
+    sqliteDatabaseOf(env.store)
       .prepare('UPDATE manifest_versions SET attestation = ? WHERE id = ?')
       .run(donor.attestation, target.id);
     const report = await runFsck(env.store);
@@ -104,9 +107,9 @@ describe('runFsck', () => {
 
   it('finds a rewritten log entry: data alone, and data with a matching leaf hash', async () => {
     const env = await populated();
-    env.store.client.exec('DROP TRIGGER log_entries_no_update');
+    sqliteDatabaseOf(env.store).exec('DROP TRIGGER log_entries_no_update');
     const index = env.store.getVersion('io.github.acme/widgets', '1.0.0')!.logIndex;
-    env.store.client
+    sqliteDatabaseOf(env.store)
       .prepare('UPDATE log_entries SET data = ? WHERE idx = ?')
       .run(Buffer.from('{"rewritten":true}'), index);
     let report = await runFsck(env.store, env.registry.log.verifierString);
@@ -127,7 +130,7 @@ describe('runFsck', () => {
 
     // A careful forger also rewrites the leaf hash: the stored tree nodes and the signed checkpoints give it away.
     const forged = Buffer.from('{"rewritten":true}');
-    env.store.client
+    sqliteDatabaseOf(env.store)
       .prepare('UPDATE log_entries SET leaf_hash = ? WHERE idx = ?')
       .run(Buffer.from(hashLeaf(forged)), index);
     report = await runFsck(env.store, env.registry.log.verifierString);
@@ -141,7 +144,7 @@ describe('runFsck', () => {
 
   it('finds a forged checkpoint signature (with the log verifier) and a checkpoint beyond the log', async () => {
     const env = await populated();
-    env.store.client.exec('DROP TRIGGER log_checkpoints_no_update');
+    sqliteDatabaseOf(env.store).exec('DROP TRIGGER log_checkpoints_no_update');
     const latest = env.store.latestCheckpoint()!;
     const lines = latest.note.split('\n');
     const signatureLine = lines.findIndex((line) => line.startsWith('\u2014 '));
@@ -149,7 +152,9 @@ describe('runFsck', () => {
     const sig = Buffer.from(parts[2]!, 'base64');
     sig[sig.length - 1]! ^= 1;
     lines[signatureLine] = `${parts[0]} ${parts[1]} ${sig.toString('base64')}`;
-    env.store.client.prepare('UPDATE log_checkpoints SET note = ? WHERE size = ?').run(lines.join('\n'), latest.size);
+    sqliteDatabaseOf(env.store)
+      .prepare('UPDATE log_checkpoints SET note = ? WHERE size = ?')
+      .run(lines.join('\n'), latest.size);
     expect((await runFsck(env.store)).ok).toBe(true); // without the log key only the tree is checked
     const report = await runFsck(env.store, env.registry.log.verifierString);
     expect(report.problems).toEqual([
@@ -164,16 +169,16 @@ describe('runFsck', () => {
 
   it('reports every problem at once', async () => {
     const env = await populated();
-    env.store.client.exec(
+    sqliteDatabaseOf(env.store).exec(
       'DROP TRIGGER blobs_no_update; DROP TRIGGER manifest_versions_immutable_columns; DROP TRIGGER log_entries_no_update',
     );
     const a = env.store.getVersion('io.github.acme/widgets', '1.0.0')!;
     const b = env.store.getVersion('io.github.acme/other', '1.0.0')!;
-    env.store.client.prepare('UPDATE blobs SET bytes = ? WHERE digest = ?').run(Buffer.from('{}'), a.digest);
-    env.store.client
+    sqliteDatabaseOf(env.store).prepare('UPDATE blobs SET bytes = ? WHERE digest = ?').run(Buffer.from('{}'), a.digest);
+    sqliteDatabaseOf(env.store)
       .prepare("UPDATE manifest_versions SET stored_at = '2000-01-01T00:00:00.000Z' WHERE id = ?")
       .run(b.id);
-    env.store.client.prepare('UPDATE log_entries SET data = ? WHERE idx = 0').run(Buffer.from('x'));
+    sqliteDatabaseOf(env.store).prepare('UPDATE log_entries SET data = ? WHERE idx = 0').run(Buffer.from('x'));
     const report = await runFsck(env.store, env.registry.log.verifierString);
     expect(report.problems.map((p) => [p.code, p.where])).toEqual(
       expect.arrayContaining([

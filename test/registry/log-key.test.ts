@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ToolsealError } from '../../src/core/errors.ts';
 import { openRegistry } from '../../src/registry/index.ts';
-import { openStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { openStore } from '../../src/store/sqlite/index.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'toolseal-logkey-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

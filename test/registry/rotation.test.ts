@@ -2,16 +2,9 @@
 // use the new kid, and keys are judged by the attestation's storedAt, not by the time of verification.
 
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  buildPublishStatement,
-  loadSigningKey,
-  signStatement,
-  verifyAttestation,
-  type Jwks,
-} from '../../src/attest/index.ts';
+import { buildPublishStatement, signStatement, verifyAttestation, type Jwks } from '../../src/attest/index.ts';
 import { ToolsealError } from '../../src/core/errors.ts';
 import { openRegistry } from '../../src/registry/index.ts';
-import { openStore } from '../../src/store/sqlite/sqlite-store.ts';
 import {
   bodyBytes,
   cleanupTempDirs,
@@ -20,6 +13,8 @@ import {
   manifestBytes,
   postManifest,
 } from '../helpers/registry-helpers.ts';
+import { loadSigningKey } from '../../src/keys/key-files.ts';
+import { openStore } from '../../src/store/sqlite/index.ts';
 
 afterAll(cleanupTempDirs);
 

@@ -5,12 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ToolsealError } from '../../src/core/errors.ts';
 import { runPipeline } from '../../src/pipeline/index.ts';
-import {
-  inlinePipeline,
-  startPipelinePool,
-  type PipelineOutput,
-  type PipelineRunner,
-} from '../../src/runtime/pipeline-pool.ts';
+import { startPipelinePool } from '../../src/runtime/pipeline-pool.ts';
 import {
   cleanupTempDirs,
   createTestEnv,
@@ -23,6 +18,7 @@ import {
   snapshotDb,
   utf8,
 } from '../helpers/registry-helpers.ts';
+import { inlinePipeline, type PipelineOutput, type PipelineRunner } from '../../src/registry/pipeline-runner.ts';
 
 const examplesDir = join(repoRoot, 'manifests');
 const examples = readdirSync(examplesDir)

@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { hashLeaf, verifyCheckpoint, verifyInclusionProof } from '../../src/log/index.ts';
 import { runPipeline } from '../../src/pipeline/index.ts';
-import { startPublishWriter } from '../../src/registry/index.ts';
 import {
   bodyBytes,
   cleanupTempDirs,
@@ -18,6 +17,7 @@ import {
   sampleTool,
   snapshotDb,
 } from '../helpers/registry-helpers.ts';
+import { startPublishWriter } from '../../src/runtime/index.ts';
 
 afterAll(() => cleanupTempDirs());
 

@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { ToolsealError } from '../../src/core/errors.ts';
 import { createPublisher, hashToken } from '../../src/registry/index.ts';
-import { openStore } from '../../src/store/sqlite/sqlite-store.ts';
 import {
   cleanupTempDirs,
   createTestEnv,
@@ -17,6 +16,8 @@ import {
   snapshotDb,
   type TestEnv,
 } from '../helpers/registry-helpers.ts';
+import { openStore } from '../../src/store/sqlite/index.ts';
+import { sqliteDatabaseOf } from '../../src/store/sqlite/index.ts';
 
 afterAll(cleanupTempDirs);
 
@@ -31,7 +32,7 @@ function expectCode(work: () => unknown, code: string): void {
   expect.fail(`expected ${code}`);
 }
 
-describe('immutability triggers (raw SQL through store.client)', () => {
+describe('immutability triggers (raw SQL through sqliteDatabaseOf(store))', () => {
   let env: TestEnv;
   let digest: string;
   beforeEach(async () => {
@@ -44,9 +45,11 @@ describe('immutability triggers (raw SQL through store.client)', () => {
 
   const refuses = (sql: string, ...params: unknown[]): void => {
     const before = snapshotDb(env.store);
-    expect(() => env.store.client.prepare(sql).run(...params)).toThrow(
-      /immutable|append-only|kept forever|yanked once|retired key/,
-    );
+    expect(() =>
+      sqliteDatabaseOf(env.store)
+        .prepare(sql)
+        .run(...params),
+    ).toThrow(/immutable|append-only|kept forever|yanked once|retired key/);
     expect(snapshotDb(env.store)).toEqual(before);
   };
 
@@ -93,7 +96,9 @@ describe('immutability triggers (raw SQL through store.client)', () => {
     refuses("UPDATE manifest_versions SET yanked_at = '2000-01-01T00:00:00.000Z' WHERE version = '1.0.0'");
     // The check constraint refuses an unknown status outright.
     expect(() =>
-      env.store.client.prepare("UPDATE manifest_versions SET status = 'deleted' WHERE version = '2.0.0'").run(),
+      sqliteDatabaseOf(env.store)
+        .prepare("UPDATE manifest_versions SET status = 'deleted' WHERE version = '2.0.0'")
+        .run(),
     ).toThrow();
   });
 
@@ -125,7 +130,9 @@ describe('immutability triggers (raw SQL through store.client)', () => {
     await postYank(env.app, '/v1/manifests/io.github.acme/widgets/2.0.0', { reason: 'x' }, env.token);
     await env.registry.rotateSigningKey();
     const triggers = (
-      env.store.client.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name").all() as {
+      sqliteDatabaseOf(env.store)
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name")
+        .all() as {
         name: string;
       }[]
     ).map((t) => t.name);
@@ -189,7 +196,7 @@ describe('publishers', () => {
       expect(row?.tokenHash).toBe(hashToken(token));
     }
     const files = [readAllFiles(env.dataDir)];
-    env.store.client.pragma('wal_checkpoint(TRUNCATE)');
+    sqliteDatabaseOf(env.store).pragma('wal_checkpoint(TRUNCATE)');
     files.push(readAllFiles(env.dataDir));
     for (const content of files) {
       for (const token of [env.token, second]) {
@@ -230,9 +237,9 @@ describe('versions and the database file', () => {
     const env = createTestEnv({ onDisk: true });
     await postManifest(env.app, manifestBytes(), env.token);
     const before = snapshotDb(env.store);
-    expect(env.store.client.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(env.store.client.pragma('synchronous', { simple: true })).toBe(2);
-    expect(env.store.client.pragma('foreign_keys', { simple: true })).toBe(1);
+    expect(sqliteDatabaseOf(env.store).pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(sqliteDatabaseOf(env.store).pragma('synchronous', { simple: true })).toBe(2);
+    expect(sqliteDatabaseOf(env.store).pragma('foreign_keys', { simple: true })).toBe(1);
     env.close();
     const reopened = openStore({ dataDir: env.dataDir });
     expect(snapshotDb(reopened)).toEqual(before);

@@ -7,11 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { ToolsealError, type ErrorCode } from '../../src/core/errors.ts';
-import { openStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { openRegistry, type PublishOutcome, type Registry } from '../../src/registry/index.ts';
 import { createApp } from '../../src/http/app.ts';
 import { startHttpServer, type RunningServer } from '../../src/http/serve.ts';
 import { runPipeline } from '../../src/pipeline/index.ts';
+import { openStore } from '../../src/store/sqlite/index.ts';
 
 export const repoRoot = new URL('../../', import.meta.url).pathname.replace(/\/$/, '');
 

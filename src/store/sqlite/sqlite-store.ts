@@ -1,4 +1,5 @@
-// The store: SQLite through drizzle, migrations on open, prepared statements for what runs per request. The only place that speaks SQL.
+// The SQLite store: drizzle over better-sqlite3, migrations on open, prepared statements for what runs per request.
+// With the rest of src/store/sqlite/, the only place that speaks SQL.
 
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,64 +11,16 @@ import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { ToolsealError } from '../../core/errors.ts';
 import { blobs, logCheckpoints, logEntries, logNodes, manifestVersions, publishers, signingKeys } from './schema.ts';
 import * as schema from './schema.ts';
-
-export type VersionStatus = 'active' | 'yanked';
-export type LogEntryKind = 'attestation' | 'yank' | 'key';
-
-export interface PublisherRecord {
-  id: number;
-  namespace: string;
-  tokenHash: string;
-  createdAt: string;
-}
-
-export interface VersionRecord {
-  id: number;
-  name: string;
-  version: string;
-  digest: string;
-  publisherId: number;
-  storedAt: string;
-  attestation: Buffer;
-  kid: string;
-  logIndex: number;
-  status: VersionStatus;
-  yankReason: string | null;
-  yankedAt: string | null;
-  yankLogIndex: number | null;
-}
-
-export interface VersionWithPublisher extends VersionRecord {
-  publisher: string;
-}
-
-export interface BlobRecord {
-  digest: string;
-  bytes: Buffer;
-  size: number;
-}
-
-export interface SigningKeyRecord {
-  kid: string;
-  publicJwk: string;
-  notBefore: number;
-  notAfter: number | null;
-  logIndex: number | null;
-}
-
-export interface LogEntryRecord {
-  index: number;
-  kind: LogEntryKind;
-  data: Buffer;
-  leafHash: Buffer;
-}
-
-export interface CheckpointRecord {
-  size: number;
-  rootHash: Buffer;
-  note: string;
-  createdAt: string;
-}
+import type {
+  BlobRecord,
+  CheckpointRecord,
+  LogEntryRecord,
+  PublisherRecord,
+  SigningKeyRecord,
+  Store,
+  VersionRecord,
+  VersionWithPublisher,
+} from '../port.ts';
 
 export interface OpenStoreOptions {
   /** Folder holding `toolseal.db`; `:memory:` for tests. */
@@ -77,7 +30,7 @@ export interface OpenStoreOptions {
 const migrationsFolder = fileURLToPath(new URL('../../../drizzle', import.meta.url));
 
 /** Open (creating if needed) the database, apply committed migrations, and prepare the hot statements. */
-export function openStore(options: OpenStoreOptions): Store {
+export function openStore(options: OpenStoreOptions): SqliteStore {
   let file = ':memory:';
   if (options.dataDir !== ':memory:') {
     mkdirSync(options.dataDir, { recursive: true });
@@ -96,10 +49,10 @@ export function openStore(options: OpenStoreOptions): Store {
     client.close();
     throw new ToolsealError('INTERNAL', 'could not apply database migrations', { cause });
   }
-  return new Store(db, client);
+  return new SqliteStore(db, client);
 }
 
-export class Store {
+export class SqliteStore implements Store {
   private readonly statements;
 
   /**
@@ -110,7 +63,7 @@ export class Store {
 
   constructor(
     private readonly db: BetterSQLite3Database<typeof schema>,
-    readonly client: Database.Database,
+    private readonly client: Database.Database,
   ) {
     const versionColumns =
       'id, name, version, digest, publisher_id AS publisherId, stored_at AS storedAt, attestation, kid, log_index AS logIndex, ' +
@@ -158,6 +111,11 @@ export class Store {
         .where(eq(publishers.id, p('id')))
         .prepare(),
     };
+  }
+
+  /** The better-sqlite3 handle (see sqliteDatabaseOf). */
+  get database(): Database.Database {
+    return this.client;
   }
 
   /** Run `work` in one SQLite transaction (synchronous, BEGIN IMMEDIATE: one writer at a time). */
@@ -371,4 +329,13 @@ export class Store {
 function isUniqueViolation(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
+/**
+ * The database behind a SQLite store, for maintenance and tests that inspect or damage rows on purpose (fsck,
+ * integrity tests) and for benches that measure the file. Nothing in the registry uses it: they see the port.
+ */
+export function sqliteDatabaseOf(store: Store): Database.Database {
+  if (!(store instanceof SqliteStore)) throw new ToolsealError('BAD_REQUEST', 'not a SQLite store');
+  return store.database;
 }

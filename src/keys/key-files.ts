@@ -1,56 +1,23 @@
-// Ed25519 signing keys: generation, files under the keys folder, RFC 7638 thumbprints, and the public JWKS.
+// Private key files in the keys folder (JWK, mode 0600): attestation keys as `<kid>.private.jwk.json`, the log's
+// checkpoint key as `log.private.jwk.json`. The only module that reads or writes key files.
 
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { createPrivateKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { computeKid, SIGNING_ALG, type SigningKey, signingKeyFromPrivate } from '../attest/jwk.ts';
 import { ToolsealError } from '../core/errors.ts';
 
-/** JWS `alg` for Ed25519 (RFC 8037 §3.1). jose also knows `Ed25519` (RFC 9864); we sign with `EdDSA`. */
-export const SIGNING_ALG = 'EdDSA';
-
-export interface PublicJwk {
-  kty: 'OKP';
-  crv: 'Ed25519';
-  x: string;
-  kid: string;
-  alg: typeof SIGNING_ALG;
-  use: 'sig';
-}
-
-export interface SigningKey {
-  kid: string;
-  /** node:crypto key: signing is synchronous, so a publish signs inside its database transaction. */
-  privateKey: KeyObject;
-  publicKey: KeyObject;
-  publicJwk: PublicJwk;
-}
-
-/** A public key and the window in which the registry signed with it (seconds since the epoch). */
-export interface KeyValidity {
-  kid: string;
-  publicJwk: PublicJwk;
-  notBefore: number;
-  notAfter: number | null;
-}
-
-/** A JWKS entry: the public key plus `nbf` and, once retired, `exp` (seconds since the epoch). */
-export type JwksKey = PublicJwk & { nbf: number; exp?: number };
-
-export interface Jwks {
-  keys: JwksKey[];
-}
-
-export type KeyRole = 'attestation' | 'log';
+/** The log key's file name in the keys folder. */
+export const LOG_KEY_FILE = 'log.private.jwk.json';
 
 /** Where the private key `kid` lives in `keysDir`. */
 export function signingKeyFile(keysDir: string, kid: string): string {
   return join(keysDir, `${kid}.private.jwk.json`);
 }
 
-/** RFC 7638 §3.2: SHA-256 over `{"crv","kty","x"}` in lexicographic order, no whitespace, base64url. */
-export function computeKid(jwk: { crv: string; x: string }): string {
-  const members = JSON.stringify({ crv: jwk.crv, kty: 'OKP', x: jwk.x });
-  return createHash('sha256').update(members).digest('base64url');
+/** Is the log's key file in `keysDir`? */
+export function hasLogKeyFile(keysDir: string): boolean {
+  return existsSync(join(keysDir, LOG_KEY_FILE));
 }
 
 function writePrivateKeyFile(file: string, content: object): void {
@@ -67,7 +34,7 @@ export function generateSigningKey(keysDir: string): SigningKey {
   const kid = computeKid({ crv: String(jwk.crv), x: String(jwk.x) });
   mkdirSync(keysDir, { recursive: true, mode: 0o700 });
   writePrivateKeyFile(signingKeyFile(keysDir, kid), { ...jwk, kid, alg: SIGNING_ALG });
-  return fromPrivateKey(privateKey, kid);
+  return signingKeyFromPrivate(privateKey, kid);
 }
 
 /** Load the private key `kid` from `keysDir`; refuses a file whose key does not match its kid. */
@@ -75,7 +42,7 @@ export function loadSigningKey(keysDir: string, kid: string): SigningKey {
   const privateKey = readPrivateJwk(signingKeyFile(keysDir, kid), `the private key for kid ${kid}`);
   const actual = computeKid(privateKey.export({ format: 'jwk' }) as { crv: string; x: string });
   if (actual !== kid) throw new ToolsealError('INTERNAL', `the key file for kid ${kid} holds another key (${actual})`);
-  return fromPrivateKey(privateKey, kid);
+  return signingKeyFromPrivate(privateKey, kid);
 }
 
 /**
@@ -84,7 +51,7 @@ export function loadSigningKey(keysDir: string, kid: string): SigningKey {
  * key would continue the same tree under another identity and break every pinned verifier.
  */
 export function loadOrCreateLogKey(keysDir: string, mayCreate = true): SigningKey {
-  const file = join(keysDir, 'log.private.jwk.json');
+  const file = join(keysDir, LOG_KEY_FILE);
   let privateKey: KeyObject;
   try {
     privateKey = readPrivateJwk(file, 'the log key');
@@ -101,7 +68,7 @@ export function loadOrCreateLogKey(keysDir: string, mayCreate = true): SigningKe
     writePrivateKeyFile(file, { ...privateKey.export({ format: 'jwk' }), use: 'tlog-checkpoint' });
   }
   const jwk = privateKey.export({ format: 'jwk' }) as { crv: string; x: string };
-  return fromPrivateKey(privateKey, computeKid(jwk));
+  return signingKeyFromPrivate(privateKey, computeKid(jwk));
 }
 
 function readPrivateJwk(file: string, what: string): KeyObject {
@@ -119,30 +86,4 @@ function readPrivateJwk(file: string, what: string): KeyObject {
   } catch (cause) {
     throw new ToolsealError('INTERNAL', `${what} in the keys folder is not an Ed25519 private JWK`, { cause });
   }
-}
-
-function fromPrivateKey(privateKey: KeyObject, kid: string): SigningKey {
-  const publicKey = createPublicKey(privateKey);
-  const jwk = publicKey.export({ format: 'jwk' });
-  return {
-    kid,
-    privateKey,
-    publicKey,
-    publicJwk: { kty: 'OKP', crv: 'Ed25519', x: String(jwk.x), kid, alg: SIGNING_ALG, use: 'sig' },
-  };
-}
-
-export function buildJwks(keys: readonly KeyValidity[]): Jwks {
-  return {
-    keys: keys.map((key) =>
-      key.notAfter === null
-        ? { ...key.publicJwk, nbf: key.notBefore }
-        : { ...key.publicJwk, nbf: key.notBefore, exp: key.notAfter },
-    ),
-  };
-}
-
-/** The raw 32-byte Ed25519 public key (RFC 8032 §5.1.5), for the log's note verifier. */
-export function rawPublicKey(key: SigningKey): Uint8Array {
-  return Buffer.from(key.publicJwk.x, 'base64url');
 }

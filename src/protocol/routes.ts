@@ -1,0 +1,79 @@
+// The registry's HTTP routes, once: the patterns the server mounts and the paths clients build, so the two sides
+// cannot drift. Log paths follow C2SP tlog-tiles (tiles, entry bundles) and tlog-checkpoint.
+
+import type { Sha256Digest } from '../core/digest.ts';
+import { formatEntryBundlePath } from '../log/tiles.ts';
+
+/** Hono route patterns (the server side). */
+export const ROUTES = {
+  health: '/healthz',
+  jwks: '/.well-known/jwks.json',
+  manifests: '/v1/manifests',
+  manifest: '/v1/manifests/:namespace/:name',
+  version: '/v1/manifests/:namespace/:name/:version',
+  attestation: '/v1/manifests/:namespace/:name/:version/attestation',
+  yank: '/v1/manifests/:namespace/:name/:version/yank',
+  blob: '/v1/blobs/:digest{sha256:[0-9a-f]{64}}',
+  attestationsByDigest: '/v1/attestations/:digest{sha256:[0-9a-f]{64}}',
+  logCheckpoint: '/v1/log/checkpoint',
+  logKey: '/v1/log/key',
+  logTile: '/v1/log/tile/*',
+  inclusionProof: '/v1/log/proof/inclusion',
+  consistencyProof: '/v1/log/proof/consistency',
+} as const;
+
+/** Every tile and entry-bundle path is below this prefix (`tile/…` follows it). */
+export const LOG_PREFIX = '/v1/log/';
+
+/** The methods each route family answers (for 405 with `Allow`, RFC 9110 §15.5.6). */
+export const ROUTE_METHODS: readonly (readonly [RegExp, readonly string[]])[] = [
+  [/^\/v1\/manifests$/, ['GET', 'HEAD', 'POST']],
+  [/^\/v1\/manifests\/[^/]+\/[^/]+\/[^/]+\/yank$/, ['POST']],
+  [/^\/v1\/manifests\/[^/]+\/[^/]+(\/[^/]+(\/attestation)?)?$/, ['GET', 'HEAD']],
+  [/^\/v1\/(blobs|attestations)\/sha256:[0-9a-f]{64}$/, ['GET', 'HEAD']],
+  [/^\/v1\/log\/(checkpoint|key|tile\/.+|proof\/(inclusion|consistency))$/, ['GET', 'HEAD']],
+  [/^\/(healthz|\.well-known\/jwks\.json)$/, ['GET', 'HEAD']],
+];
+
+/** The methods `path` answers; empty for an unknown path. */
+export function allowedMethodsOf(path: string): readonly string[] {
+  return ROUTE_METHODS.find(([pattern]) => pattern.test(path))?.[1] ?? [];
+}
+
+/** `/v1/manifests/{namespace}/{name}`: the versions of a manifest. */
+export function manifestPath(name: string): string {
+  return `${ROUTES.manifests}/${name.split('/').map(encodeURIComponent).join('/')}`;
+}
+
+/** `/v1/manifests/{namespace}/{name}/{version}`: the exact stored bytes. */
+export function versionPath(name: string, version: string): string {
+  return `${manifestPath(name)}/${encodeURIComponent(version)}`;
+}
+
+export function attestationPath(name: string, version: string): string {
+  return `${versionPath(name, version)}/attestation`;
+}
+
+export function yankPath(name: string, version: string): string {
+  return `${versionPath(name, version)}/yank`;
+}
+
+export function blobPath(digest: Sha256Digest | string): string {
+  return `/v1/blobs/${digest}`;
+}
+
+export function attestationsByDigestPath(digest: Sha256Digest | string): string {
+  return `/v1/attestations/${digest}`;
+}
+
+export function entryBundlePath(bundle: number, width: number): string {
+  return `${LOG_PREFIX}${formatEntryBundlePath(bundle, width)}`;
+}
+
+export function inclusionProofPath(index: number, size: number): string {
+  return `${ROUTES.inclusionProof}?index=${index}&size=${size}`;
+}
+
+export function consistencyProofPath(from: number, to: number): string {
+  return `${ROUTES.consistencyProof}?from=${from}&to=${to}`;
+}

@@ -1,0 +1,106 @@
+// The store port: what the registry, the log and fsck need from storage, and nothing about how it is kept.
+// One implementation today (src/store/sqlite/); every method is synchronous and `transaction` runs its work
+// atomically (all of it or none), one writer at a time.
+
+import type { LogEntryKind } from '../log/entries.ts';
+import type { VersionStatus } from '../protocol/wire.ts';
+
+export type { LogEntryKind } from '../log/entries.ts';
+export type { VersionStatus } from '../protocol/wire.ts';
+
+export interface PublisherRecord {
+  id: number;
+  namespace: string;
+  tokenHash: string;
+  createdAt: string;
+}
+
+export interface VersionRecord {
+  id: number;
+  name: string;
+  version: string;
+  digest: string;
+  publisherId: number;
+  storedAt: string;
+  attestation: Buffer;
+  kid: string;
+  logIndex: number;
+  status: VersionStatus;
+  yankReason: string | null;
+  yankedAt: string | null;
+  yankLogIndex: number | null;
+}
+
+export interface VersionWithPublisher extends VersionRecord {
+  publisher: string;
+}
+
+export interface BlobRecord {
+  digest: string;
+  bytes: Buffer;
+  size: number;
+}
+
+export interface SigningKeyRecord {
+  kid: string;
+  publicJwk: string;
+  notBefore: number;
+  notAfter: number | null;
+  logIndex: number | null;
+}
+
+export interface LogEntryRecord {
+  index: number;
+  kind: LogEntryKind;
+  data: Buffer;
+  leafHash: Buffer;
+}
+
+export interface CheckpointRecord {
+  size: number;
+  rootHash: Buffer;
+  note: string;
+  createdAt: string;
+}
+
+export interface Store {
+  /** Run `work` atomically (synchronous; one writer at a time). A throw rolls all of it back. */
+  transaction<T>(work: () => T): T;
+  close(): void;
+  insertPublisher(namespace: string, tokenHash: string, createdAt: string): PublisherRecord;
+  findPublisherByTokenHash(tokenHash: string): PublisherRecord | undefined;
+  findPublisherById(id: number): PublisherRecord | undefined;
+  findPublisherByNamespace(namespace: string): PublisherRecord | undefined;
+  countPublishers(): number;
+  insertBlobIfAbsent(digest: string, bytes: Uint8Array): void;
+  getBlob(digest: string): BlobRecord | undefined;
+  getVersion(name: string, version: string): VersionRecord | undefined;
+  /** The digest of the most recently stored version of `name` (any status), for the attestation's previousDigest. */
+  getLatestStoredDigest(name: string): string | undefined;
+  insertVersion(row: Omit<VersionRecord, 'id' | 'status' | 'yankReason' | 'yankedAt' | 'yankLogIndex'>): VersionRecord;
+  markYanked(id: number, reason: string, yankedAt: string, yankLogIndex: number): void;
+  listVersions(name: string): VersionRecord[];
+  /** Versions bound to a digest, with their publisher's namespace (the auditor query). */
+  listVersionsByDigest(digest: string): VersionWithPublisher[];
+  /** Distinct manifest names in name order after `afterName`, optionally containing `query`. */
+  listManifestNames(query: string | undefined, afterName: string | undefined, limit: number): string[];
+  /** Every version, oldest first (for fsck). */
+  listAllVersions(): VersionRecord[];
+  /** Every blob, in digest order (for fsck). */
+  listAllBlobs(): BlobRecord[];
+  /** The kid of the key without `notAfter` (the active one), if any. */
+  activeSigningKid(): string | undefined;
+  listSigningKeys(): SigningKeyRecord[];
+  insertSigningKey(row: SigningKeyRecord): void;
+  retireSigningKey(kid: string, notAfter: number): void;
+  getLogSize(): number;
+  readLogNode(level: number, index: number): Buffer | undefined;
+  insertLogEntry(entry: LogEntryRecord): void;
+  insertLogNode(level: number, index: number, hash: Uint8Array): void;
+  readLogEntries(start: number, end: number): LogEntryRecord[];
+  /** Every stored perfect-subtree node (for fsck). */
+  listAllLogNodes(): { level: number; index: number; hash: Buffer }[];
+  listCheckpoints(): CheckpointRecord[];
+  latestCheckpoint(): CheckpointRecord | undefined;
+  insertCheckpoint(row: CheckpointRecord): void;
+}
