@@ -17,24 +17,16 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
-import { createApp, versionPath } from '../src/http/app.ts';
-import { startHttpServer, type RunningServer } from '../src/http/serve.ts';
+import { versionPath } from '../src/protocol/routes.ts';
 import { runPipeline } from '../src/pipeline/index.ts';
-import {
-  inlinePipeline,
-  openRegistry,
-  type PublishCommitter,
-  TransparencyLog,
-  type PublisherRecord,
-  type Registry,
-} from '../src/registry/index.ts';
+import { TransparencyLog, type PublisherRecord, type Registry } from '../src/registry/index.ts';
 import type { Store } from '../src/store/index.ts';
 import type { LoadJob, LoadReply, LoadResult } from './bench-http-load.ts';
 import { median } from './bench-stats.ts';
 import { loadOrCreateLogKey } from '../src/keys/key-files.ts';
 import { openStore } from '../src/store/sqlite/index.ts';
 import { sqliteDatabaseOf } from '../src/store/sqlite/index.ts';
-import { defaultPipelineWorkers, startPipelinePool, startPublishWriter } from '../src/runtime/index.ts';
+import { defaultPipelineWorkers, type RunningRegistryServer, startRegistryServer } from '../src/server/index.ts';
 
 const MANIFEST_FILE = fileURLToPath(new URL('../manifests/payments.json', import.meta.url));
 const NAMESPACE = 'io.github.acme';
@@ -202,7 +194,7 @@ interface Toolseal {
   dir: string;
   store: Store;
   registry: Registry;
-  server: RunningServer;
+  server: RunningRegistryServer;
   publisher: PublisherRecord;
   token: string;
   pipelineWorkers: number;
@@ -210,49 +202,35 @@ interface Toolseal {
 }
 
 /**
- * A real registry as `toolseal serve` runs it: openStore (WAL, synchronous=FULL) on a temp dir, the pipeline on
- * `pipelineWorkers` worker threads (0: on the event loop), createApp, startHttpServer on port 0.
+ * A real registry as `toolseal serve` runs it, from the same composition root (src/server): SQLite (WAL,
+ * synchronous=FULL) on a temp dir, the pipeline on `pipelineWorkers` worker threads (0: on the event loop), port 0.
  */
 async function startToolseal(pipelineWorkers: number): Promise<Toolseal> {
   const dir = mkdtempSync(join(tmpdir(), 'toolseal-bench-http-'));
-  let store: Store | undefined;
-  const pipeline = pipelineWorkers > 0 ? startPipelinePool(pipelineWorkers) : inlinePipeline;
-  const dataDir = join(dir, 'data');
-  const keysDir = join(dir, 'keys');
-  const origin = 'http://127.0.0.1';
-  let committer: PublishCommitter | undefined;
   try {
-    store = openStore({ dataDir });
-    committer = pipelineWorkers > 0 ? startPublishWriter({ dataDir, keysDir, origin }) : undefined;
-    const registry = openRegistry({ store, keysDir, origin, pipeline, committer });
-    await Promise.all([pipeline.whenReady(), committer?.whenReady()]);
-    const { publisher, token } = registry.createPublisher(NAMESPACE);
-    const server = await startHttpServer(
-      createApp({ registry, onUnexpectedError: (error) => console.error('bench-http: server error', error) }),
-      0,
-    );
-    const opened = store;
+    const server = await startRegistryServer({
+      dataDir: join(dir, 'data'),
+      keysDir: join(dir, 'keys'),
+      origin: 'http://127.0.0.1',
+      port: 0,
+      pipelineWorkers,
+      app: { onUnexpectedError: (error) => console.error('bench-http: server error', error) },
+    });
+    const { publisher, token } = server.registry.createPublisher(NAMESPACE);
     return {
       dir,
-      store,
-      registry,
+      store: server.store,
+      registry: server.registry,
       server,
       publisher,
       token,
       pipelineWorkers,
       close: async () => {
         await server.close();
-        await registry.drain();
-        await pipeline.close();
-        await committer?.close();
-        opened.close();
         rmSync(dir, { recursive: true, force: true });
       },
     };
   } catch (error) {
-    await pipeline.close();
-    await committer?.close();
-    store?.close();
     rmSync(dir, { recursive: true, force: true });
     throw error;
   }

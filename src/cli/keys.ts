@@ -1,10 +1,9 @@
 // `toolseal keys rotate`: a new signing key becomes active; the old one is retired but kept in the JWKS.
 
 import { parseArgs } from 'node:util';
-import { openRegistry } from '../registry/index.ts';
+import { rotateSigningKey } from '../server/index.ts';
 import { resolveDataDir, resolveKeysDir } from './config.ts';
 import { UsageError, writeStdout, type ExitCode } from './output.ts';
-import { openStore } from '../store/sqlite/index.ts';
 
 export const keysUsage = `toolseal keys rotate [--data DIR] [--keys DIR]
   Generates a new Ed25519 signing key and makes it active; the previous key is retired (it stays in
@@ -18,17 +17,11 @@ export async function runKeysCommand(args: string[]): Promise<ExitCode> {
     allowPositionals: true,
   });
   if (positionals.length !== 1 || positionals[0] !== 'rotate') throw new UsageError(keysUsage);
-  const store = openStore({ dataDir: resolveDataDir(values.data) });
-  try {
-    const registry = openRegistry({
-      store,
-      keysDir: resolveKeysDir(values.keys),
-      origin: process.env['TOOLSEAL_ORIGIN'] ?? 'http://127.0.0.1',
-    });
-    const result = await registry.rotateSigningKey();
-    await writeStdout(JSON.stringify(result) + '\n');
-    return 0;
-  } finally {
-    store.close();
-  }
+  const result = await rotateSigningKey({
+    dataDir: resolveDataDir(values.data),
+    keysDir: resolveKeysDir(values.keys),
+    origin: process.env['TOOLSEAL_ORIGIN'] ?? 'http://127.0.0.1',
+  });
+  await writeStdout(`${JSON.stringify(result)}\n`);
+  return 0;
 }

@@ -143,6 +143,11 @@ export class Registry {
     return createPublisher(this.store, namespace, this.clock);
   }
 
+  /** How many publishers exist (a fresh registry has none). */
+  countPublishers(): number {
+    return this.store.countPublishers();
+  }
+
   /**
    * The publisher a bearer token belongs to (the transport has taken it out of its header). Only the token's
    * SHA-256 is looked up, and the stored hash is compared in constant time.

@@ -12,10 +12,10 @@ import { type ErrorCode } from '../../src/core/errors.ts';
 import { createApp, type AppDeps } from '../../src/http/app.ts';
 import type { PipelineLimits } from '../../src/pipeline/index.ts';
 import type { PipelineRunner } from '../../src/registry/pipeline-runner.ts';
-import { openRegistry, type PublishCommitter, type PublisherRecord, type Registry } from '../../src/registry/index.ts';
+import type { PublishCommitter, PublisherRecord, Registry } from '../../src/registry/index.ts';
+import { openRegistryAt } from '../../src/server/index.ts';
 import type { Store } from '../../src/store/index.ts';
 import { httpStatusByCode } from '../../src/http/problem.ts';
-import { openStore } from '../../src/store/sqlite/index.ts';
 import { sqliteDatabaseOf } from '../../src/store/sqlite/index.ts';
 
 export const repoRoot: string = fileURLToPath(new URL('../../', import.meta.url)).replace(/\/$/, '');
@@ -138,11 +138,10 @@ export function createTestEnv(options: TestEnvOptions = {}): TestEnv {
   const root = makeTempDir();
   const dataDir = options.onDisk ? join(root, 'data') : ':memory:';
   const keysDir = join(root, 'keys');
-  const store = openStore({ dataDir });
   const origin = options.origin ?? 'http://127.0.0.1:8787';
   const committer = options.committer?.({ dataDir, keysDir, origin });
-  const registry = openRegistry({
-    store,
+  const { store, registry, close } = openRegistryAt({
+    dataDir,
     keysDir,
     origin,
     ...(committer ? { committer } : {}),
@@ -167,10 +166,7 @@ export function createTestEnv(options: TestEnvOptions = {}): TestEnv {
     newApp,
     addPublisher: (namespace) => registry.createPublisher(namespace).token,
     close: () => store.close(),
-    closeAll: async () => {
-      await committer?.close();
-      store.close();
-    },
+    closeAll: close,
   };
 }
 

@@ -5,11 +5,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createApp } from '../../src/http/app.ts';
-import { startHttpServer, type RunningServer } from '../../src/http/serve.ts';
-import { openRegistry, type Registry } from '../../src/registry/index.ts';
+import type { Registry } from '../../src/registry/index.ts';
+import { type RunningRegistryServer, startRegistryServer } from '../../src/server/index.ts';
 import type { PublisherRecord } from '../../src/store/index.ts';
-import { openStore } from '../../src/store/sqlite/index.ts';
 import { sqliteDatabaseOf } from '../../src/store/sqlite/index.ts';
 
 export const repoRoot: string = fileURLToPath(new URL('../../', import.meta.url)).replace(/\/$/, '');
@@ -19,7 +17,7 @@ export const NAMESPACE = 'io.github.audit-test';
 export interface TestRegistry {
   dir: string;
   registry: Registry;
-  server: RunningServer;
+  server: RunningRegistryServer;
   url: string;
   token: string;
   publisher: PublisherRecord;
@@ -29,20 +27,23 @@ export interface TestRegistry {
 /** A fresh registry (SQLite file under a temporary folder), served on 127.0.0.1 on a free port. */
 export async function startTestRegistry(): Promise<TestRegistry> {
   const dir = mkdtempSync(join(tmpdir(), 'toolseal-log-e2e-'));
-  const store = openStore({ dataDir: join(dir, 'data') });
-  const registry = openRegistry({ store, keysDir: join(dir, 'keys'), origin: 'http://127.0.0.1' });
-  const { publisher, token } = registry.createPublisher(NAMESPACE);
-  const server = await startHttpServer(createApp({ registry, onUnexpectedError: () => {} }), 0);
+  const running = await startRegistryServer({
+    dataDir: join(dir, 'data'),
+    keysDir: join(dir, 'keys'),
+    origin: 'http://127.0.0.1',
+    port: 0,
+    app: { onUnexpectedError: () => {} },
+  });
+  const { publisher, token } = running.registry.createPublisher(NAMESPACE);
   return {
     dir,
-    registry,
-    server,
-    url: server.url,
+    registry: running.registry,
+    server: running,
+    url: running.url,
     token,
     publisher,
     async close() {
-      await server.close();
-      store.close();
+      await running.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -7,11 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { ToolsealError, type ErrorCode } from '../../src/core/errors.ts';
-import { openRegistry, type PublishOutcome, type Registry } from '../../src/registry/index.ts';
-import { createApp } from '../../src/http/app.ts';
-import { startHttpServer, type RunningServer } from '../../src/http/serve.ts';
+import type { PublishOutcome, Registry } from '../../src/registry/index.ts';
+import { startRegistryServer } from '../../src/server/index.ts';
 import { runPipeline } from '../../src/pipeline/index.ts';
-import { openStore } from '../../src/store/sqlite/index.ts';
 
 export const repoRoot = new URL('../../', import.meta.url).pathname.replace(/\/$/, '');
 
@@ -41,18 +39,21 @@ export interface TestRegistry {
 /** A real registry (in-memory SQLite, keys in a temporary folder) served by the real HTTP app on 127.0.0.1. */
 export async function startRegistry(origin = 'http://registry.test'): Promise<TestRegistry> {
   const keysDir = mkdtempSync(join(tmpdir(), 'toolseal-host-keys-'));
-  const store = openStore({ dataDir: ':memory:' });
-  const registry = openRegistry({ store, keysDir, origin });
-  const { publisher } = registry.createPublisher('io.github.acme');
-  const server: RunningServer = await startHttpServer(createApp({ registry, onUnexpectedError: () => undefined }), 0);
+  const server = await startRegistryServer({
+    dataDir: ':memory:',
+    keysDir,
+    origin,
+    port: 0,
+    app: { onUnexpectedError: () => undefined },
+  });
+  const { publisher } = server.registry.createPublisher('io.github.acme');
   return {
     url: server.url,
-    registry,
+    registry: server.registry,
     keysDir,
-    publish: (bytes) => registry.publish(bytes, publisher),
+    publish: (bytes) => server.registry.publish(bytes, publisher),
     close: async () => {
       await server.close();
-      store.close();
       rmSync(keysDir, { recursive: true, force: true });
     },
   };

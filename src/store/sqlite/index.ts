@@ -1,3 +1,3 @@
 // The SQLite implementation of the store port (embedded, one file per data folder, WAL, synchronous=FULL).
 
-export { openStore, SqliteStore, sqliteDatabaseOf, type OpenStoreOptions } from './sqlite-store.ts';
+export { databaseFileOf, openStore, SqliteStore, sqliteDatabaseOf, type OpenStoreOptions } from './sqlite-store.ts';

@@ -29,12 +29,17 @@ export interface OpenStoreOptions {
 
 const migrationsFolder = fileURLToPath(new URL('../../../drizzle', import.meta.url));
 
+/** The database file of a data folder. */
+export function databaseFileOf(dataDir: string): string {
+  return join(dataDir, 'toolseal.db');
+}
+
 /** Open (creating if needed) the database, apply committed migrations, and prepare the hot statements. */
 export function openStore(options: OpenStoreOptions): SqliteStore {
   let file = ':memory:';
   if (options.dataDir !== ':memory:') {
     mkdirSync(options.dataDir, { recursive: true });
-    file = join(options.dataDir, 'toolseal.db');
+    file = databaseFileOf(options.dataDir);
   }
   const client = new Database(file);
   // WAL with synchronous=FULL: a committed publish survives power loss, not only a crash (SQLite docs, "PRAGMA synchronous").

@@ -1,0 +1,13 @@
+// Public face of the composition root: start a registry server, open a registry on a data folder, administer it.
+
+export {
+  openRegistryAt,
+  startRegistryServer,
+  type OpenedRegistry,
+  type RegistryConfig,
+  type RegistryServerOptions,
+  type RunningRegistryServer,
+} from './start-registry-server.ts';
+export { addPublisher, checkRegistry, rotateSigningKey } from './admin.ts';
+export { DEV_NAMESPACE, seedDevRegistry, type DevSeed } from './dev-seed.ts';
+export { defaultPipelineWorkers } from '../runtime/pipeline-pool.ts';

@@ -1,0 +1,144 @@
+// The one composition root: store → keys → registry (pipeline and committer, inline or on threads) → app → server,
+// in that order, and closed in the reverse order. Used by `toolseal serve`, the benches and the tests.
+
+import type { AppDeps } from '../http/app.ts';
+import { createApp } from '../http/app.ts';
+import { type RunningServer, startHttpServer } from '../http/serve.ts';
+import type { PipelineLimits } from '../pipeline/index.ts';
+import type { PublishCommitter } from '../registry/group-commit.ts';
+import { inlinePipeline, type PipelineRunner } from '../registry/pipeline-runner.ts';
+import { openRegistry, type Registry } from '../registry/registry.ts';
+import { startPipelinePool } from '../runtime/pipeline-pool.ts';
+import { startPublishWriter } from '../runtime/publish-writer.ts';
+import type { Store } from '../store/index.ts';
+import { openStore } from '../store/sqlite/index.ts';
+
+export interface RegistryConfig {
+  /** The data folder (`toolseal.db` inside), or `:memory:` for a store that lives as long as the process. */
+  dataDir: string;
+  /** The keys folder (attestation keys and the log key; created with a dev key on first start). */
+  keysDir: string;
+  /** Origin recorded in attestations. */
+  origin: string;
+  /** The log's origin line (default: derived from the log key). */
+  logOrigin?: string;
+  clock?: () => Date;
+  limits?: Partial<PipelineLimits>;
+  /** Where the pipeline runs (default inline); the opener of the registry closes it. */
+  pipeline?: PipelineRunner;
+  /** Where publishes are committed (default on this thread); the opener of the registry closes it. */
+  committer?: PublishCommitter;
+}
+
+export interface OpenedRegistry {
+  store: Store;
+  registry: Registry;
+  /** Closes the pipeline, the committer and the store (after in-flight publishes have drained). */
+  close(): Promise<void>;
+}
+
+/** Open the store and the registry over it (synchronously: the pipeline and committer, if given, are the caller's). */
+export function openRegistryAt(config: RegistryConfig): OpenedRegistry {
+  const store = openStore({ dataDir: config.dataDir });
+  const pipeline = config.pipeline ?? inlinePipeline;
+  let registry: Registry;
+  try {
+    registry = openRegistry({
+      store,
+      keysDir: config.keysDir,
+      origin: config.origin,
+      pipeline,
+      ...(config.committer === undefined ? {} : { committer: config.committer }),
+      ...(config.logOrigin === undefined ? {} : { logOrigin: config.logOrigin }),
+      ...(config.clock === undefined ? {} : { clock: config.clock }),
+      ...(config.limits === undefined ? {} : { limits: config.limits }),
+    });
+  } catch (error) {
+    store.close();
+    throw error;
+  }
+  return {
+    store,
+    registry,
+    close: async () => {
+      await registry.drain();
+      await pipeline.close();
+      await config.committer?.close();
+      store.close();
+    },
+  };
+}
+
+export interface RegistryServerOptions extends Omit<RegistryConfig, 'origin' | 'pipeline' | 'committer'> {
+  /** Port on 127.0.0.1 (0 picks a free one). */
+  port: number;
+  /** Origin recorded in attestations (default: the URL the server listens on). */
+  origin?: string;
+  /**
+   * Pipeline worker threads: 0 runs the pipeline and the commits on the event loop; 1 or more also commits on a
+   * writer thread of its own (needs a data folder on disk).
+   */
+  pipelineWorkers?: number;
+  /** HTTP options (body limit, read cache, where unexpected errors go). */
+  app?: Omit<AppDeps, 'registry'>;
+}
+
+export interface RunningRegistryServer extends OpenedRegistry {
+  url: string;
+  port: number;
+  origin: string;
+  pipelineWorkers: number;
+  writerThread: boolean;
+}
+
+type Fetch = (request: Request, env?: unknown) => Response | Promise<Response>;
+
+/**
+ * Start a registry server. The port is bound first (port 0 picks one, and the origin may be the URL), so until the
+ * app exists (a few milliseconds) requests get 503. `close()` stops accepting, finishes in-flight requests and
+ * publishes, then closes threads and the store. A failure on the way closes whatever was opened.
+ */
+export async function startRegistryServer(options: RegistryServerOptions): Promise<RunningRegistryServer> {
+  const workers = options.pipelineWorkers ?? 0;
+  const pipeline = workers > 0 ? startPipelinePool(workers) : inlinePipeline;
+  let committer: PublishCommitter | undefined;
+  let server: RunningServer | undefined;
+  let opened: OpenedRegistry | undefined;
+  try {
+    await pipeline.whenReady();
+    let app: { fetch: Fetch } | undefined;
+    const starting: Fetch = () => new Response('starting', { status: 503, headers: { 'Retry-After': '1' } });
+    server = await startHttpServer(
+      { fetch: (request, env) => (app ?? { fetch: starting }).fetch(request, env) },
+      options.port,
+    );
+    const origin = options.origin ?? server.url;
+    committer =
+      workers > 0 ? startPublishWriter({ dataDir: options.dataDir, keysDir: options.keysDir, origin }) : undefined;
+    opened = openRegistryAt({ ...options, origin, pipeline, ...(committer === undefined ? {} : { committer }) });
+    await committer?.whenReady();
+    app = createApp({ ...options.app, registry: opened.registry });
+    const running = server;
+    const registry = opened;
+    return {
+      ...registry,
+      url: running.url,
+      port: running.port,
+      origin,
+      pipelineWorkers: workers,
+      writerThread: committer !== undefined,
+      close: async () => {
+        await running.close();
+        await registry.close();
+      },
+    };
+  } catch (error) {
+    await server?.close();
+    if (opened) await opened.close();
+    else {
+      await pipeline.close();
+      await committer?.close();
+    }
+    throw error;
+  }
+}
