@@ -621,7 +621,7 @@ async function benchPublish(
       const roundRatios = list.map((run) => run.result.okPerSecond / run.baselineRate);
       const pairedRatio = median(roundRatios);
       lines.push(
-        describeHttpRuns(`${String(connections).padStart(3)} in flight`, list) + `  ratio ${fmt(pairedRatio, 2)}`,
+        `${describeHttpRuns(`${String(connections).padStart(3)} in flight`, list)}  ratio ${fmt(pairedRatio, 2)}`,
       );
       if (rate > best.rate)
         best = { connections, rate, pairedRatio, roundRatios, cpu: median(list.map((r) => r.cpuMicrosPerOk)) };

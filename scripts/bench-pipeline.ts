@@ -125,7 +125,7 @@ export async function benchPipeline(): Promise<string[]> {
     const ratio = b / p;
     const verdict = input.targeted ? (ratio <= TARGET_RATIO ? 'ok' : 'MISSED') : '(none)';
     lines.push(
-      `${input.label.padEnd(20)}${String(input.bytes.byteLength).padStart(9)}${String(input.tools).padStart(7)}${format(p).padStart(17)}${format(b).padStart(17)}${(ratio.toFixed(2) + 'x').padStart(9)}  ${verdict}`,
+      `${input.label.padEnd(20)}${String(input.bytes.byteLength).padStart(9)}${String(input.tools).padStart(7)}${format(p).padStart(17)}${format(b).padStart(17)}${(`${ratio.toFixed(2)}x`).padStart(9)}  ${verdict}`,
     );
   }
   if (sink === -1) lines.push(''); // keeps the measured work observable

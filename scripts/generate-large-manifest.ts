@@ -368,7 +368,7 @@ export function buildLargeManifest(): Manifest {
 }
 
 function main(): void {
-  const text = JSON.stringify(buildLargeManifest(), null, 2) + '\n';
+  const text = `${JSON.stringify(buildLargeManifest(), null, 2)}\n`;
   const bytes = new TextEncoder().encode(text);
   checkEnvelope(parseStrict(bytes)); // throws (with code and pointer) if the generator drifts from the format
   if (process.argv.includes('--check')) {

@@ -93,7 +93,7 @@ export function verifyAttestationSync(
       });
     }
     const names = Object.keys(unprotected);
-    if (names.includes('crit') || names.some((name) => Object.prototype.hasOwnProperty.call(header, name))) {
+    if (names.includes('crit') || names.some((name) => Object.hasOwn(header, name))) {
       throw new ToolsealError('SIGNATURE_INVALID', 'attestation signature does not verify', {
         cause: new Error('JWS header parameters must be disjoint, crit protected'),
       });

@@ -17,7 +17,7 @@ export async function runCanonicalizeCommand(args: string[]): Promise<ExitCode> 
   const result = runPipeline(bytes);
   if (values.json) {
     await writeStdout(
-      JSON.stringify({ digest: result.digest, size: result.size, renamedTools: result.renamedTools }) + '\n',
+      `${JSON.stringify({ digest: result.digest, size: result.size, renamedTools: result.renamedTools })}\n`,
     );
   } else {
     await writeStdout(result.canonicalBytes);

@@ -18,7 +18,7 @@ export async function runFsckCommand(args: string[]): Promise<ExitCode> {
   // No database is NOT_FOUND (printed as one JSON line, exit 1, like every refusal).
   const report = await checkRegistry({ dataDir: resolveDataDir(values.data), keysDir: resolveKeysDir(values.keys) });
   if (values.json) {
-    await writeStdout(JSON.stringify(report) + '\n');
+    await writeStdout(`${JSON.stringify(report)}\n`);
   } else {
     const c = report.checked;
     const lines = [
@@ -26,7 +26,7 @@ export async function runFsckCommand(args: string[]): Promise<ExitCode> {
       ...report.problems.map((p) => `PROBLEM ${p.code} ${p.where}: ${p.message}`),
       report.ok ? 'fsck: all intact' : `fsck: ${report.problems.length} problem(s)`,
     ];
-    await writeStdout(lines.join('\n') + '\n');
+    await writeStdout(`${lines.join('\n')}\n`);
   }
   return report.ok ? 0 : 1;
 }

@@ -21,6 +21,6 @@ export async function runGetCommand(args: string[]): Promise<ExitCode> {
   const target = await resolveHostTarget(positionals[0], values, getUsage, { locked, useLock: false });
   const result = await fetchVerified(target.registry, lockKey(target.name, target.version), target.options);
   await writeFileAtomic(values.output, result.bytes);
-  await writeStdout(JSON.stringify({ written: values.output, locked, ...describeVerified(result) }) + '\n');
+  await writeStdout(`${JSON.stringify({ written: values.output, locked, ...describeVerified(result) })}\n`);
   return 0;
 }

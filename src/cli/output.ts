@@ -21,15 +21,15 @@ export function writeStdout(data: string | Uint8Array): Promise<void> {
 /** One line of JSON on stderr: `{"code","message","pointer"?}`. Never a stack, never a server path. */
 export function reportError(error: unknown): ExitCode {
   if (error instanceof ToolsealError) {
-    process.stderr.write(JSON.stringify(error.toJSON()) + '\n');
+    process.stderr.write(`${JSON.stringify(error.toJSON())}\n`);
     return 1;
   }
   if (error instanceof UsageError) {
-    process.stderr.write(JSON.stringify({ code: 'USAGE', message: error.message }) + '\n');
+    process.stderr.write(`${JSON.stringify({ code: 'USAGE', message: error.message })}\n`);
     return 2;
   }
   const body: { code: string; message: string } = { code: 'INTERNAL', message: describeUnexpected(error) };
-  process.stderr.write(JSON.stringify(body) + '\n');
+  process.stderr.write(`${JSON.stringify(body)}\n`);
   return 2;
 }
 

@@ -33,13 +33,13 @@ export async function runPinCommand(args: string[]): Promise<ExitCode> {
     previous.registry === result.registry;
   const change = previous === undefined ? 'added' : same ? 'unchanged' : 'updated';
   await writeStdout(
-    JSON.stringify({
+    `${JSON.stringify({
       pinned: true,
       change,
       ...(previous !== undefined && previous.digest !== result.digest ? { previousDigest: previous.digest } : {}),
       lock: target.lockPath,
       ...describeVerified(result),
-    }) + '\n',
+    })}\n`,
   );
   return 0;
 }

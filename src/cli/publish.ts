@@ -58,7 +58,7 @@ export async function runPublishCommand(args: string[]): Promise<ExitCode> {
     digest: local.digest,
   });
   await writeStdout(
-    JSON.stringify({
+    `${JSON.stringify({
       name: local.name,
       version: local.version,
       digest: local.digest,
@@ -67,7 +67,7 @@ export async function runPublishCommand(args: string[]): Promise<ExitCode> {
       renamedTools: local.renamedTools,
       logIndex: body['logIndex'],
       url: `${registry}${String(body['url'])}`,
-    }) + '\n',
+    })}\n`,
   );
   return 0;
 }

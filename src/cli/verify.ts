@@ -74,7 +74,7 @@ export async function resolveHostTarget(
   mode: { locked: boolean; useLock: boolean },
 ): Promise<HostCommandTarget> {
   if (ref === undefined) throw new UsageError(usage);
-  let parsed;
+  let parsed: ReturnType<typeof parseManifestRef>;
   try {
     parsed = parseManifestRef(ref);
   } catch (error) {
@@ -138,6 +138,6 @@ export async function runVerifyCommand(args: string[]): Promise<ExitCode> {
   const locked = values.locked === true;
   const target = await resolveHostTarget(positionals[0], values, verifyUsage, { locked, useLock: false });
   const result = await fetchVerified(target.registry, lockKey(target.name, target.version), target.options);
-  await writeStdout(JSON.stringify({ verified: true, locked, ...describeVerified(result) }) + '\n');
+  await writeStdout(`${JSON.stringify({ verified: true, locked, ...describeVerified(result) })}\n`);
   return 0;
 }

@@ -9,6 +9,6 @@ export function escapePointerToken(token: string | number): string {
 /** RFC 6901: build a pointer from tokens ("" is the whole document). */
 export function formatPointer(tokens: readonly (string | number)[]): string {
   let pointer = '';
-  for (const token of tokens) pointer += '/' + escapePointerToken(token);
+  for (const token of tokens) pointer += `/${escapePointerToken(token)}`;
   return pointer;
 }

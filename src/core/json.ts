@@ -23,5 +23,5 @@ export function setOwn(target: JsonObject, key: string, value: JsonValue): void 
 }
 
 export function hasOwn(target: object, key: string): boolean {
-  return Object.prototype.hasOwnProperty.call(target, key);
+  return Object.hasOwn(target, key);
 }

@@ -50,8 +50,8 @@ export function findFirstDifference(
   const right = actual as JsonObject;
   const keys = [...new Set([...Object.keys(left), ...Object.keys(right)])].sort(compareUtf16);
   for (const key of keys) {
-    const inLeft = Object.prototype.hasOwnProperty.call(left, key);
-    const inRight = Object.prototype.hasOwnProperty.call(right, key) && right[key] !== undefined;
+    const inLeft = Object.hasOwn(left, key);
+    const inRight = Object.hasOwn(right, key) && right[key] !== undefined;
     if (inLeft !== inRight)
       return {
         pointer: formatPointer([...tokens, key]),
@@ -121,7 +121,7 @@ export function verifyDispatch(
   }
   const signedParse = parseStrict(signedBytes, { maxBytes: Number.MAX_SAFE_INTEGER, maxDepth: 1000 });
   const signedView = signedParse.value;
-  if (JSON.stringify(signedView).includes(JSON.stringify(hostKey) + ':')) {
+  if (JSON.stringify(signedView).includes(`${JSON.stringify(hostKey)}:`)) {
     throw new ToolsealError(
       'DISPATCH_MISMATCH',
       `the signed manifest itself uses the host annotations key ${JSON.stringify(hostKey)}; choose another key`,

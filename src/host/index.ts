@@ -1,5 +1,6 @@
-// `toolseal/host`: what an MCP host imports — fetch-and-verify, the lockfile, and the dispatch-time checks.
-// No server or database code is reachable from here (no store, http, registry, SQLite, drizzle or hono).
+// `toolseal/host`: the stable façade an MCP host imports — fetch-and-verify, the lockfile, the dispatch-time checks.
+// Loads no server, database or MCP SDK code and no child_process (checked by .dependency-cruiser.cjs and by the
+// tarball test). The proxy is `toolseal/guard`, the auditor `toolseal/audit`.
 
 export {
   DEFAULT_MAX_RESPONSE_BYTES,
@@ -7,7 +8,7 @@ export {
   fetchVerified,
   parseManifestRef,
   verifyFetched,
-} from '../verify/fetch-verified.ts';
+} from '../verify/index.ts';
 export type {
   FetchVerifiedOptions,
   FetchedManifest,
@@ -17,7 +18,7 @@ export type {
   VerifiedManifest,
   VerifyExpectation,
   VerifyFetchedInput,
-} from '../verify/fetch-verified.ts';
+} from '../verify/index.ts';
 
 export {
   DEFAULT_LOCKFILE_NAME,
@@ -49,36 +50,3 @@ export { ToolsealError, isToolsealError } from '../core/errors.ts';
 export type { ErrorCode, ErrorJson } from '../core/errors.ts';
 export type { Jwks, JwksKey } from '../attest/index.ts';
 export type { Manifest, ManifestTool, Sha256Digest } from '../pipeline/index.ts';
-
-export {
-  GUARD_CALL_REFUSED_CODE,
-  GUARD_LIST_REFUSED_CODE,
-  GUARD_PARSE_ERROR_CODE,
-  GUARD_SESSION_REFUSED_CODE,
-  GuardedTransport,
-  ToolGuard,
-  startStdioGuard,
-} from '../guard/guard.ts';
-export type {
-  GuardDecision,
-  GuardFinding,
-  GuardFindingEvent,
-  GuardFindingReason,
-  GuardMessage,
-  GuardedTransportOptions,
-  StdioGuardOptions,
-  StdioGuardOutcome,
-  StdioGuardSession,
-  ToolGuardOptions,
-} from '../guard/guard.ts';
-
-export { AUDIT_STATE_TYPE, auditWithStateFile, formatAuditState, parseAuditState, runAudit } from '../audit/audit.ts';
-export type {
-  AuditOptions,
-  AuditProblem,
-  AuditProblemCode,
-  AuditReport,
-  AuditResult,
-  AuditState,
-  LogKeySource,
-} from '../audit/audit.ts';

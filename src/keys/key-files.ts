@@ -22,7 +22,7 @@ export function hasLogKeyFile(keysDir: string): boolean {
 
 function writePrivateKeyFile(file: string, content: object): void {
   const temporary = `${file}.tmp`;
-  writeFileSync(temporary, JSON.stringify(content, null, 2) + '\n', { mode: 0o600 });
+  writeFileSync(temporary, `${JSON.stringify(content, null, 2)}\n`, { mode: 0o600 });
   chmodSync(temporary, 0o600);
   renameSync(temporary, file);
 }

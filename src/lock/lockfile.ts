@@ -85,7 +85,7 @@ export function parseLockfile(data: string | Uint8Array): Lockfile {
   const lock: Lockfile = emptyLockfile(registry as string | undefined);
   for (const [key, entry] of Object.entries(manifests)) {
     const tokens = ['manifests', key];
-    let ref;
+    let ref: ReturnType<typeof parseManifestRef>;
     try {
       ref = parseManifestRef(key);
     } catch {
@@ -130,7 +130,7 @@ export function formatLockfile(lock: Lockfile): string {
     lock.registry === undefined
       ? { lockfileVersion: lock.lockfileVersion, manifests }
       : { lockfileVersion: lock.lockfileVersion, registry: lock.registry, manifests };
-  return JSON.stringify(ordered, null, 2) + '\n';
+  return `${JSON.stringify(ordered, null, 2)}\n`;
 }
 
 /** Read a lockfile; undefined when the file does not exist. */
@@ -153,7 +153,7 @@ export async function writeLockfile(path: string, lock: Lockfile): Promise<void>
 export function getLockEntry(lock: Lockfile | undefined, name: string, version: string): LockEntry | undefined {
   if (lock === undefined) return undefined;
   const key = lockKey(name, version);
-  return Object.prototype.hasOwnProperty.call(lock.manifests, key) ? lock.manifests[key] : undefined;
+  return Object.hasOwn(lock.manifests, key) ? lock.manifests[key] : undefined;
 }
 
 /** A new lockfile with `name@version` set to `entry` (added or replaced); the input is not changed. */

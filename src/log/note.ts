@@ -199,9 +199,15 @@ const signerKeyIds = new WeakMap<KeyObject, Map<string, number>>();
 
 function signerKeyId(name: string, privateKey: KeyObject): number {
   let byName = signerKeyIds.get(privateKey);
-  if (!byName) signerKeyIds.set(privateKey, (byName = new Map()));
+  if (!byName) {
+    byName = new Map();
+    signerKeyIds.set(privateKey, byName);
+  }
   let keyId = byName.get(name);
-  if (keyId === undefined) byName.set(name, (keyId = computeKeyId(name, privateKey)));
+  if (keyId === undefined) {
+    keyId = computeKeyId(name, privateKey);
+    byName.set(name, keyId);
+  }
   return keyId;
 }
 

@@ -68,7 +68,9 @@ export function assertNfcStable(manifest: JsonObject): void {
 function checkKeys(value: JsonValue, tokens: (string | number)[]): void {
   if (typeof value !== 'object' || value === null) return;
   if (Array.isArray(value)) {
-    value.forEach((item, index) => checkKeys(item, [...tokens, index]));
+    value.forEach((item, index) => {
+      checkKeys(item, [...tokens, index]);
+    });
     return;
   }
   for (const key of Object.keys(value)) {
@@ -102,8 +104,11 @@ function checkStrings(value: JsonValue, tokens: (string | number)[]): void {
     return;
   }
   if (typeof value !== 'object' || value === null) return;
-  if (Array.isArray(value)) value.forEach((item, index) => checkStrings(item, [...tokens, index]));
-  else for (const key of Object.keys(value)) checkStrings(value[key] as JsonValue, [...tokens, key]);
+  if (Array.isArray(value)) {
+    value.forEach((item, index) => {
+      checkStrings(item, [...tokens, index]);
+    });
+  } else for (const key of Object.keys(value)) checkStrings(value[key] as JsonValue, [...tokens, key]);
 }
 
 /** Below U+0300 every string is NFC-stable; only look further when a higher code unit is present. */

@@ -136,7 +136,7 @@ class StrictParser {
       const key = this.parseString();
       this.path[pathSlot] = key;
       this.path.length = pathSlot + 1;
-      if (Object.prototype.hasOwnProperty.call(result, key)) {
+      if (Object.hasOwn(result, key)) {
         // RFC 7493 §2.3: member names MUST be unique (identical duplicates too).
         throw new ToolsealError('DUPLICATE_KEY', `duplicate key ${JSON.stringify(key)}`, {
           pointer: this.currentPointer(),
@@ -251,8 +251,8 @@ class StrictParser {
         result += text.slice(runStart, i);
         continue;
       }
-      const escape = text.charCodeAt(i + 1);
-      switch (escape) {
+      const escaped = text.charCodeAt(i + 1);
+      switch (escaped) {
         case 0x22:
           result += '"';
           break;

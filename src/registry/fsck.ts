@@ -1,10 +1,17 @@
 // fsck: re-verify everything the store holds — bytes against digests, attestations, the log and its checkpoints.
 
 import { ToolsealError } from '../core/errors.ts';
-import { computeDigest } from '../pipeline/index.ts';
+import { computeDigest, type Sha256Digest } from '../core/digest.ts';
 import { buildJwks, verifyAttestation, type PublicJwk } from '../attest/index.ts';
-import { createMemoryNodeStore, computeRootHash, hashLeaf, parseCheckpoint, verifyNote } from '../log/index.ts';
-import type { Store } from '../store/index.ts';
+import {
+  computeRootHash,
+  createMemoryNodeStore,
+  hashLeaf,
+  type MemoryNodeStore,
+  parseCheckpoint,
+  verifyNote,
+} from '../log/index.ts';
+import type { LogEntryRecord, Store } from '../store/index.ts';
 import { bodyOf } from './transparency-log.ts';
 
 export interface FsckProblem {
@@ -32,31 +39,60 @@ export interface FsckReport {
  */
 export async function runFsck(store: Store, logVerifier?: string): Promise<FsckReport> {
   const problems: FsckProblem[] = [];
-  const report = (code: FsckProblem['code'], where: string, message: string): void => {
+  const report: Report = (code, where, message) => {
     problems.push({ code, where, message });
   };
+  const blobs = checkBlobs(store, report);
+  const entries = store.readLogEntries(0, store.getLogSize());
+  const versions = await checkVersions(store, entries, blobs.digests, report);
+  const tree = checkTree(store, entries, report);
+  const checkpoints = checkCheckpoints(store, tree.memory, entries.length, logVerifier, report);
+  return {
+    ok: problems.length === 0,
+    checked: {
+      blobs: blobs.count,
+      versions,
+      logEntries: entries.length,
+      logNodes: tree.nodes,
+      checkpoints: checkpoints.count,
+      checkpointSignatures: checkpoints.signatures,
+    },
+    problems,
+  };
+}
 
+type Report = (code: FsckProblem['code'], where: string, message: string) => void;
+
+/** Every blob's bytes against its digest and size. */
+function checkBlobs(store: Store, report: Report): { count: number; digests: Set<string> } {
   const blobs = store.listAllBlobs();
-  const blobDigests = new Set<string>();
+  const digests = new Set<string>();
   for (const blob of blobs) {
-    blobDigests.add(blob.digest);
+    digests.add(blob.digest);
     const actual = computeDigest(blob.bytes);
     if (actual !== blob.digest) report('INTEGRITY_ERROR', `blob ${blob.digest}`, `bytes hash to ${actual}`);
-    if (blob.size !== blob.bytes.byteLength)
+    if (blob.size !== blob.bytes.byteLength) {
       report('INTEGRITY_ERROR', `blob ${blob.digest}`, `size column ${blob.size} but ${blob.bytes.byteLength} bytes`);
+    }
   }
+  return { count: blobs.length, digests };
+}
 
-  const keys = store.listSigningKeys();
+/** Every version: its bytes exist, its attestation verifies and matches the row, it and its yank are logged. */
+async function checkVersions(
+  store: Store,
+  entries: LogEntryRecord[],
+  blobDigests: Set<string>,
+  report: Report,
+): Promise<number> {
   const jwks = buildJwks(
-    keys.map((key) => ({
+    store.listSigningKeys().map((key) => ({
       kid: key.kid,
       publicJwk: JSON.parse(key.publicJwk) as PublicJwk,
       notBefore: key.notBefore,
       notAfter: key.notAfter,
     })),
   );
-  const logSize = store.getLogSize();
-  const entries = store.readLogEntries(0, logSize);
   const versions = store.listAllVersions();
   for (const version of versions) {
     const where = `${version.name}@${version.version}`;
@@ -65,37 +101,43 @@ export async function runFsck(store: Store, logVerifier?: string): Promise<FsckR
       const verified = await verifyAttestation(version.attestation, jwks, {
         name: version.name,
         version: version.version,
-        digest: version.digest as `sha256:${string}`,
+        digest: version.digest as Sha256Digest,
       });
-      if (verified.kid !== version.kid)
+      if (verified.kid !== version.kid) {
         report('SIGNATURE_INVALID', where, `attestation kid ${verified.kid} but the row says ${version.kid}`);
-      if (verified.statement.predicate.storedAt !== version.storedAt)
+      }
+      if (verified.statement.predicate.storedAt !== version.storedAt) {
         report('SIGNATURE_INVALID', where, 'attestation storedAt differs from the row');
+      }
     } catch (error) {
-      report(
-        'SIGNATURE_INVALID',
-        where,
-        error instanceof ToolsealError ? `${error.code}: ${error.message}` : String(error),
-      );
+      report('SIGNATURE_INVALID', where, describeError(error));
     }
     const entry = entries[version.logIndex];
-    if (!entry || entry.kind !== 'attestation' || !entry.data.equals(version.attestation)) {
+    if (entry?.kind !== 'attestation' || !entry.data.equals(version.attestation)) {
       report('NOT_IN_LOG', where, `log entry ${version.logIndex} is not this attestation`);
     }
     if (version.status === 'yanked') {
       const yank = version.yankLogIndex === null ? undefined : entries[version.yankLogIndex];
-      if (!yank || yank.kind !== 'yank') report('NOT_IN_LOG', where, 'the yank is not in the log');
+      if (yank?.kind !== 'yank') report('NOT_IN_LOG', where, 'the yank is not in the log');
     }
   }
+  return versions.length;
+}
 
-  // Rebuild the tree from the leaves and compare every stored node and checkpoint with it.
+/** Rebuild the tree from the leaves and compare every stored node with it. */
+function checkTree(
+  store: Store,
+  entries: LogEntryRecord[],
+  report: Report,
+): { memory: MemoryNodeStore; nodes: number } {
   const memory = createMemoryNodeStore();
   entries.forEach((entry, position) => {
     if (entry.index !== position)
       report('LOG_INCONSISTENT', `log entry ${position}`, `a gap: found index ${entry.index}`);
     const leafHash = hashLeaf(entry.data);
-    if (!entry.leafHash.equals(leafHash))
+    if (!entry.leafHash.equals(leafHash)) {
       report('LOG_INCONSISTENT', `log entry ${entry.index}`, 'stored leaf hash does not match its data');
+    }
     memory.append(leafHash);
   });
   const nodes = store.listAllLogNodes();
@@ -106,19 +148,31 @@ export async function runFsck(store: Store, logVerifier?: string): Promise<FsckR
     } catch {
       expected = undefined;
     }
-    if (!expected || !node.hash.equals(expected))
+    if (!expected || !node.hash.equals(expected)) {
       report(
         'LOG_INCONSISTENT',
         `log node ${node.level}/${node.index}`,
         'does not match the tree rebuilt from the leaves',
       );
+    }
   }
+  return { memory, nodes: nodes.length };
+}
+
+/** Every checkpoint against the rebuilt tree, and its signature when the log verifier is known. */
+function checkCheckpoints(
+  store: Store,
+  memory: MemoryNodeStore,
+  entryCount: number,
+  logVerifier: string | undefined,
+  report: Report,
+): { count: number; signatures: number } {
   const checkpoints = store.listCheckpoints();
-  let checkpointSignatures = 0;
+  let signatures = 0;
   for (const checkpoint of checkpoints) {
     const where = `checkpoint ${checkpoint.size}`;
-    if (checkpoint.size > entries.length) {
-      report('LOG_INCONSISTENT', where, `covers ${checkpoint.size} entries but the log holds ${entries.length}`);
+    if (checkpoint.size > entryCount) {
+      report('LOG_INCONSISTENT', where, `covers ${checkpoint.size} entries but the log holds ${entryCount}`);
       continue;
     }
     const root = Buffer.from(computeRootHash(memory, checkpoint.size));
@@ -126,30 +180,20 @@ export async function runFsck(store: Store, logVerifier?: string): Promise<FsckR
       report('LOG_INCONSISTENT', where, 'root hash differs from the tree rebuilt from the leaves');
     try {
       const parsed = parseCheckpoint(bodyOf(checkpoint.note));
-      if (parsed.size !== checkpoint.size || !root.equals(Buffer.from(parsed.rootHash)))
+      if (parsed.size !== checkpoint.size || !root.equals(Buffer.from(parsed.rootHash))) {
         report('LOG_INCONSISTENT', where, 'signed note disagrees with the tree');
+      }
       if (logVerifier !== undefined) {
         verifyNote(checkpoint.note, logVerifier);
-        checkpointSignatures++;
+        signatures++;
       }
     } catch (error) {
-      report(
-        'LOG_INCONSISTENT',
-        where,
-        error instanceof ToolsealError ? `${error.code}: ${error.message}` : String(error),
-      );
+      report('LOG_INCONSISTENT', where, describeError(error));
     }
   }
-  return {
-    ok: problems.length === 0,
-    checked: {
-      blobs: blobs.length,
-      versions: versions.length,
-      logEntries: entries.length,
-      logNodes: nodes.length,
-      checkpoints: checkpoints.length,
-      checkpointSignatures,
-    },
-    problems,
-  };
+  return { count: checkpoints.length, signatures };
+}
+
+function describeError(error: unknown): string {
+  return error instanceof ToolsealError ? `${error.code}: ${error.message}` : String(error);
 }

@@ -116,9 +116,9 @@ export class GroupCommitter implements PublishCommitter {
           committed.map(({ stored }) => stored.record.logIndex),
           checkpoint,
         );
-        committed.forEach(({ item, stored }, i) =>
-          settled.push(() => item.resolve({ ...stored, inclusion: proofs[i]! })),
-        );
+        committed.forEach(({ item, stored }, i) => {
+          settled.push(() => item.resolve({ ...stored, inclusion: proofs[i]! }));
+        });
         return settled;
       });
     } catch (error) {

@@ -151,7 +151,10 @@ export class TransparencyLog {
       readNode: (level, index) => {
         const key = index * 64 + level;
         let hash = memo.get(key);
-        if (!hash) memo.set(key, (hash = this.reader.readNode(level, index)));
+        if (!hash) {
+          hash = this.reader.readNode(level, index);
+          memo.set(key, hash);
+        }
         return hash;
       },
     };

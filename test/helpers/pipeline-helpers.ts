@@ -136,7 +136,7 @@ export function snapshot(value: JsonValue): string {
  */
 export function referenceJcs(value: JsonValue): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value);
-  if (Array.isArray(value)) return '[' + value.map(referenceJcs).join(',') + ']';
+  if (Array.isArray(value)) return `[${value.map(referenceJcs).join(',')}]`;
   const keys = Object.keys(value).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)); // JS string comparison is by UTF-16 code units
-  return '{' + keys.map((key) => JSON.stringify(key) + ':' + referenceJcs(value[key] as JsonValue)).join(',') + '}';
+  return `{${keys.map((key) => `${JSON.stringify(key)}:${referenceJcs(value[key] as JsonValue)}`).join(',')}}`;
 }

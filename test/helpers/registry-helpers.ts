@@ -8,7 +8,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
-import { type ErrorCode } from '../../src/core/errors.ts';
+import type { ErrorCode } from '../../src/core/errors.ts';
 import { createApp, type AppDeps } from '../../src/http/app.ts';
 import type { PipelineLimits } from '../../src/pipeline/index.ts';
 import type { PipelineRunner } from '../../src/registry/pipeline-runner.ts';

@@ -265,7 +265,9 @@ describe('tiles and entry bundles', () => {
       const parsed = parseEntryBundle(bundle.bytes);
       expect(parsed).toHaveLength(width);
       const tile = splitTileHashes((await getBytes(`/v1/log/${formatTilePath(0, index, width)}`)).bytes);
-      parsed.forEach((entry, i) => expect(Buffer.from(hashLeaf(entry)).equals(Buffer.from(tile[i]!))).toBe(true));
+      parsed.forEach((entry, i) => {
+        expect(Buffer.from(hashLeaf(entry)).equals(Buffer.from(tile[i]!))).toBe(true);
+      });
       entries.push(...parsed);
     }
     expect(Buffer.from(naiveRootHash(entries)).equals(Buffer.from(checkpoint.rootHash))).toBe(true);

@@ -63,7 +63,9 @@ describe('roots.json', () => {
   it('roots of every smaller size are computable from the full store', () => {
     const store = createMemoryNodeStore();
     for (const leaf of leaves) store.append(hashLeaf(leaf));
-    rootsHex.forEach((want, n) => expect(hex(computeRootHash(store, n))).toBe(want));
+    rootsHex.forEach((want, n) => {
+      expect(hex(computeRootHash(store, n))).toBe(want);
+    });
   });
 });
 

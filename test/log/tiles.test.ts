@@ -115,7 +115,9 @@ describe('tile contents', () => {
   it('level-0 tiles are the leaf hashes', () => {
     const tile = readTile(store, 0, 1, 256);
     expect(tile).toHaveLength(256 * 32);
-    splitTileHashes(tile).forEach((hash, i) => expect(hex(hash)).toBe(hex(store.readNode(0, 256 + i))));
+    splitTileHashes(tile).forEach((hash, i) => {
+      expect(hex(hash)).toBe(hex(store.readNode(0, 256 + i)));
+    });
     const partial = readTile(store, 0, 3, computeTileWidth(0, 3, size));
     expect(splitTileHashes(partial)).toHaveLength(17);
     expect(hex(partial)).toBe(hex(readTile(store, 0, 3, 256 + 17 - 256)));

@@ -30,7 +30,7 @@ const corpusExpected = readJsonFile<CorpusDigests>(vectorPath('corpus-digests.js
 const manifestFiles = listFiles(repoPath('manifests'), '.json');
 const manifestExpected = readJsonFile<ManifestDigests>(vectorPath('manifest-digests.json'));
 
-const sha256 = (bytes: Uint8Array) => 'sha256:' + createHash('sha256').update(bytes).digest('hex');
+const sha256 = (bytes: Uint8Array) => `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
 
 describe('test/vectors/corpus as manifests', () => {
   it('every corpus file has an expected outcome recorded, and every record names a corpus file', () => {

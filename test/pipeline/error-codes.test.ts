@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ErrorCode } from '../../src/core/errors.ts';
+import type { ErrorCode } from '../../src/core/errors.ts';
 import { runPipeline, type PipelineLimits } from '../../src/pipeline/index.ts';
 import {
   encodeJson,
@@ -59,26 +59,26 @@ const cases: Case[] = [
   {
     code: 'INVALID_JSON',
     pointer: '/tools/0',
-    bytes: text(HEAD + '[{"name":"a",}]}'),
+    bytes: text(`${HEAD}[{"name":"a",}]}`),
     why: 'a trailing comma in a tool object',
   },
   {
     code: 'INVALID_UTF8',
     pointer: undefined,
     bytes: () =>
-      Uint8Array.from([...utf8(HEAD + '[{"name":"'), 0xc3, 0x28, ...utf8('","inputSchema":{"type":"object"}}]}')]),
+      Uint8Array.from([...utf8(`${HEAD}[{"name":"`), 0xc3, 0x28, ...utf8('","inputSchema":{"type":"object"}}]}')]),
     why: 'an invalid 2-byte sequence in a tool name',
   },
   {
     code: 'DUPLICATE_KEY',
     pointer: '/tools/0/name',
-    bytes: text(HEAD + '[{"name":"a","inputSchema":{"type":"object"},"name":"b"}]}'),
+    bytes: text(`${HEAD}[{"name":"a","inputSchema":{"type":"object"},"name":"b"}]}`),
     why: 'a tool with two names',
   },
   {
     code: 'LONE_SURROGATE',
     pointer: '/tools/0/description',
-    bytes: text(HEAD + '[{"name":"a","description":"half \\ud83d","inputSchema":{"type":"object"}}]}'),
+    bytes: text(`${HEAD}[{"name":"a","description":"half \\ud83d","inputSchema":{"type":"object"}}]}`),
     why: 'half a surrogate pair in a description',
   },
   {
@@ -92,8 +92,8 @@ const cases: Case[] = [
   },
   {
     code: 'DEPTH_LIMIT',
-    pointer: '/tools/0/inputSchema/default' + '/0'.repeat(60),
-    bytes: text(HEAD + `[{"name":"a","inputSchema":{"type":"object","default":${nestArrays(61)}}}]}`),
+    pointer: `/tools/0/inputSchema/default${'/0'.repeat(60)}`,
+    bytes: text(`${HEAD}[{"name":"a","inputSchema":{"type":"object","default":${nestArrays(61)}}}]}`),
     why: 'the 65th level of nesting (manifest, tools, tool, inputSchema, 61 arrays)',
   },
   {
@@ -113,13 +113,13 @@ const cases: Case[] = [
   {
     code: 'UNKNOWN_FIELD',
     pointer: '/tools/0/inputschema',
-    bytes: text(HEAD + '[{"name":"a","inputSchema":{"type":"object"},"inputschema":{}}]}'),
+    bytes: text(`${HEAD}[{"name":"a","inputSchema":{"type":"object"},"inputschema":{}}]}`),
     why: 'a misspelt tool field',
   },
   {
     code: 'RESERVED_KEY',
     pointer: '/tools/0/_meta/_host_meta',
-    bytes: text(HEAD + '[{"name":"a","inputSchema":{"type":"object"},"_meta":{"_host_meta":{}}}]}'),
+    bytes: text(`${HEAD}[{"name":"a","inputSchema":{"type":"object"},"_meta":{"_host_meta":{}}}]}`),
     why: 'a host annotation key inside the manifest',
   },
   {
@@ -206,7 +206,7 @@ describe('every pipeline error code, with its exact pointer', () => {
   }
 
   it('TOO_LARGE is decided on the byte count before anything is parsed (even invalid JSON)', () => {
-    expectRefusal(() => runPipeline(utf8('{' + ' '.repeat(200)), { maxBytes: 100 }), 'TOO_LARGE', undefined);
+    expectRefusal(() => runPipeline(utf8(`{${' '.repeat(200)}`), { maxBytes: 100 }), 'TOO_LARGE', undefined);
   });
 
   it('refusals are ToolsealErrors whose toJSON is exactly {code, message, pointer?}', () => {
@@ -234,7 +234,7 @@ describe('no error message leaks a server path', () => {
     mkdirSync(join(dir, 'nested', 'deeper'), { recursive: true });
     writeFileSync(
       join(dir, 'nested', 'deeper', 'dup.json'),
-      HEAD + '[{"name":"a","inputSchema":{"type":"object"},"name":"b"}]}',
+      `${HEAD}[{"name":"a","inputSchema":{"type":"object"},"name":"b"}]}`,
     );
     writeFileSync(
       join(dir, 'nested', 'deeper', 'bad-utf8.json'),
@@ -242,7 +242,7 @@ describe('no error message leaks a server path', () => {
     );
     writeFileSync(
       join(dir, 'nested', 'deeper', 'external.json'),
-      HEAD + '[{"name":"a","inputSchema":{"type":"object","$ref":"./sibling.json"}}]}',
+      `${HEAD}[{"name":"a","inputSchema":{"type":"object","$ref":"./sibling.json"}}]}`,
     );
   });
 

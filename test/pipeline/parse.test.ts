@@ -190,7 +190,7 @@ describe('parseStrict: depth and size limits', () => {
   });
 
   it('counts objects and arrays alike', () => {
-    const objects = (levels: number) => '{"k":'.repeat(levels - 1) + '{}' + '}'.repeat(levels - 1);
+    const objects = (levels: number) => `${'{"k":'.repeat(levels - 1)}{}${'}'.repeat(levels - 1)}`;
     expect(parse(objects(64)).value).toBeDefined();
     expectRefusal(() => parse(objects(65)), 'DEPTH_LIMIT', '/k'.repeat(64));
   });
@@ -213,9 +213,9 @@ describe('parseStrict: depth and size limits', () => {
   });
 
   it('the default limit is 1 MiB', () => {
-    const exact = '"' + 'a'.repeat(1024 * 1024 - 2) + '"';
+    const exact = `"${'a'.repeat(1024 * 1024 - 2)}"`;
     expect(parse(exact).value).toHaveLength(1024 * 1024 - 2);
-    expectRefusal(() => parse(exact + ' '), 'TOO_LARGE', undefined);
+    expectRefusal(() => parse(`${exact} `), 'TOO_LARGE', undefined);
   });
 });
 

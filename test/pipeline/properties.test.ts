@@ -151,7 +151,7 @@ const whitespace = ['', '', '', ' ', '\n', '\t', '\r\n', '  \n\t '];
 
 function hex4(unit: number, random: () => number): string {
   const digits = unit.toString(16).padStart(4, '0');
-  return '\\u' + (random() < 0.5 ? digits : digits.toUpperCase());
+  return `\\u${random() < 0.5 ? digits : digits.toUpperCase()}`;
 }
 
 function spellString(value: string, random: () => number): string {
@@ -169,7 +169,7 @@ function spellString(value: string, random: () => number): string {
       for (let i = 0; i < char.length; i++) out += hex4(char.charCodeAt(i), random); // astral: a surrogate pair
     } else out += char;
   }
-  return out + '"';
+  return `${out}"`;
 }
 
 /** Other spellings of the same IEEE-754 value (same decimal value, so the same correctly rounded double). */
@@ -196,14 +196,14 @@ function spell(value: JsonValue, random: () => number): string {
   if (typeof value === 'number') return spellNumber(value, random);
   if (typeof value === 'string') return spellString(value, random);
   if (Array.isArray(value))
-    return '[' + ws() + value.map((item) => spell(item, random)).join(ws() + ',' + ws()) + ws() + ']';
+    return `[${ws()}${value.map((item) => spell(item, random)).join(`${ws()},${ws()}`)}${ws()}]`;
   const keys = Object.keys(value);
   for (let i = keys.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));
     [keys[i], keys[j]] = [keys[j]!, keys[i]!];
   }
-  const members = keys.map((k) => spellString(k, random) + ws() + ':' + ws() + spell(value[k] as JsonValue, random));
-  return '{' + ws() + members.join(ws() + ',' + ws()) + ws() + '}';
+  const members = keys.map((k) => `${spellString(k, random) + ws()}:${ws()}${spell(value[k] as JsonValue, random)}`);
+  return `{${ws()}${members.join(`${ws()},${ws()}`)}${ws()}}`;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -212,8 +212,11 @@ function spell(value: JsonValue, random: () => number): string {
 type Path = (string | number)[];
 
 function leafPaths(value: JsonValue, path: Path, into: Path[]): Path[] {
-  if (Array.isArray(value)) value.forEach((item, index) => leafPaths(item, [...path, index], into));
-  else if (typeof value === 'object' && value !== null) {
+  if (Array.isArray(value)) {
+    value.forEach((item, index) => {
+      leafPaths(item, [...path, index], into);
+    });
+  } else if (typeof value === 'object' && value !== null) {
     for (const k of Object.keys(value)) leafPaths(value[k] as JsonValue, [...path, k], into);
   } else into.push(path);
   return into;

@@ -41,8 +41,9 @@ const refuses = (
 
 /** Every key anywhere in a value (to assert that no reference keyword survives). */
 function allKeys(value: JsonValue, into: Set<string> = new Set()): Set<string> {
-  if (Array.isArray(value)) value.forEach((item) => allKeys(item, into));
-  else if (typeof value === 'object' && value !== null) {
+  if (Array.isArray(value)) {
+    for (const item of value) allKeys(item, into);
+  } else if (typeof value === 'object' && value !== null) {
     for (const key of Object.keys(value)) {
       into.add(key);
       allKeys(value[key] as JsonValue, into);
