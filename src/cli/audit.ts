@@ -1,9 +1,9 @@
-// `toolseal audit`: check a registry's transparency log from the outside (src/host/audit.ts) and remember where it stood.
+// `toolseal audit`: check a registry's transparency log from the outside (src/audit/) and remember where it stood.
 
 import { parseArgs } from 'node:util';
 import { ToolsealError } from '../core/errors.ts';
-import { parseVerifierString } from '../log/index.ts';
-import { auditWithStateFile, type AuditReport } from '../audit/audit.ts';
+import { parseVerifierString } from '../log/note.ts';
+import { auditWithStateFile, type AuditReport } from '../audit/index.ts';
 import { resolveRegistryUrl } from './config.ts';
 import { UsageError, writeStdout, type ExitCode } from './output.ts';
 
@@ -54,16 +54,12 @@ export async function runAuditCommand(args: string[]): Promise<ExitCode> {
     throw error;
   }
 
-  await writeStdout(values.json ? JSON.stringify(report) + '\n' : formatSummary(report));
+  await writeStdout(values.json ? `${JSON.stringify(report)}\n` : formatSummary(report));
   if (!report.ok) {
     const first = report.problems[0];
     const refused = report.consistency === 'refused';
-    process.stderr.write(
-      JSON.stringify({
-        code: first?.code ?? 'AUDIT_FAILED',
-        message: `${refused ? 'REFUSED: the registry log is not consistent with what was seen before; ' : ''}audit failed with ${report.problems.length} problem(s)${report.stateFile ? '; the state file was not advanced' : ''}`,
-      }) + '\n',
-    );
+    const message = `${refused ? 'REFUSED: the registry log is not consistent with what was seen before; ' : ''}audit failed with ${report.problems.length} problem(s)${report.stateFile ? '; the state file was not advanced' : ''}`;
+    process.stderr.write(`${JSON.stringify({ code: first?.code ?? 'AUDIT_FAILED', message })}\n`);
   }
   return report.ok ? 0 : 1;
 }
@@ -101,5 +97,5 @@ function formatSummary(report: AuditReport): string {
       `audit: FAILED, ${report.problems.length} problem(s)${report.stateFile ? '; state file not advanced' : ''}`,
     );
   }
-  return lines.join('\n') + '\n';
+  return `${lines.join('\n')}\n`;
 }

