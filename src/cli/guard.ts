@@ -2,16 +2,9 @@
 
 import { parseArgs } from 'node:util';
 import { ToolsealError } from '../core/errors.ts';
-import {
-  DEFAULT_LOCKFILE_NAME,
-  ToolGuard,
-  fetchVerified,
-  getLockEntry,
-  parseManifestRef,
-  readLockfile,
-  startStdioGuard,
-  type LockEntry,
-} from '../host/index.ts';
+import { ToolGuard, startStdioGuard } from '../guard/index.ts';
+import { DEFAULT_LOCKFILE_NAME, getLockEntry, readLockfile, type LockEntry } from '../lock/lockfile.ts';
+import { fetchVerified, parseManifestRef } from '../verify/fetch-verified.ts';
 import { resolveRegistryUrl } from './config.ts';
 import { UsageError, type ExitCode } from './output.ts';
 
@@ -49,34 +42,16 @@ export async function runGuardCommand(args: string[]): Promise<ExitCode> {
   if (values.lockfile !== undefined && !values.locked)
     throw new UsageError(`--lockfile is only meaningful with --locked\n${guardUsage}`);
 
-  let lock: LockEntry | undefined;
-  let lockRegistry: string | undefined;
-  if (values.locked) {
-    const ref = parseManifestRef(values.manifest);
-    if (ref.kind !== 'version')
-      throw new UsageError('--locked needs --manifest NAME@VERSION (a digest reference is a pin by itself)');
-    const lockfilePath = values.lockfile ?? DEFAULT_LOCKFILE_NAME;
-    const lockfile = await readLockfile(lockfilePath);
-    if (lockfile === undefined)
-      throw new ToolsealError(
-        'PIN_MISMATCH',
-        `--locked: there is no lockfile ${lockfilePath}; pin ${values.manifest} first (toolseal pin)`,
-      );
-    lock = getLockEntry(lockfile, ref.name, ref.version);
-    if (lock === undefined)
-      throw new ToolsealError(
-        'PIN_MISMATCH',
-        `--locked: ${values.manifest} is not pinned in ${lockfilePath}; pin it first (toolseal pin)`,
-      );
-    lockRegistry = lock.registry ?? lockfile.registry;
-  }
+  const pin = values.locked ? await readPin(values.manifest, values.lockfile ?? DEFAULT_LOCKFILE_NAME) : undefined;
+  const lock = pin?.lock;
+  const lockRegistry = pin?.registry;
   const registry = resolveRegistryUrl(values.registry ?? process.env['TOOLSEAL_REGISTRY'] ?? lockRegistry);
 
   // Verify before the server starts: a manifest that does not verify never gets a session.
   const verified = await fetchVerified(registry, values.manifest, lock === undefined ? {} : { lock });
   const guard = new ToolGuard(verified.bytes, { strict: values.strict ?? false, expectedDigest: verified.digest });
   process.stderr.write(
-    JSON.stringify({
+    `${JSON.stringify({
       event: 'verified',
       manifest: guard.subject,
       digest: verified.digest,
@@ -85,7 +60,7 @@ export async function runGuardCommand(args: string[]): Promise<ExitCode> {
       tools: guard.toolNames,
       locked: lock !== undefined,
       strict: guard.strict,
-    }) + '\n',
+    })}\n`,
   );
 
   const session = startStdioGuard({
@@ -106,4 +81,27 @@ export async function runGuardCommand(args: string[]): Promise<ExitCode> {
     for (const signal of FORWARDED_SIGNALS) process.off(signal, forward);
     process.stdin.destroy();
   }
+}
+
+/** `--locked`: the lockfile's entry for `manifest` (NAME@VERSION) and the registry it names; refused when there is none. */
+async function readPin(
+  manifest: string,
+  lockfilePath: string,
+): Promise<{ lock: LockEntry; registry: string | undefined }> {
+  const ref = parseManifestRef(manifest);
+  if (ref.kind !== 'version')
+    throw new UsageError('--locked needs --manifest NAME@VERSION (a digest reference is a pin by itself)');
+  const lockfile = await readLockfile(lockfilePath);
+  if (lockfile === undefined)
+    throw new ToolsealError(
+      'PIN_MISMATCH',
+      `--locked: there is no lockfile ${lockfilePath}; pin ${manifest} first (toolseal pin)`,
+    );
+  const lock = getLockEntry(lockfile, ref.name, ref.version);
+  if (lock === undefined)
+    throw new ToolsealError(
+      'PIN_MISMATCH',
+      `--locked: ${manifest} is not pinned in ${lockfilePath}; pin it first (toolseal pin)`,
+    );
+  return { lock, registry: lock.registry ?? lockfile.registry };
 }

@@ -2,11 +2,7 @@
 
 import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import * as z from 'zod/v4';
-import { ToolsealError } from '../core/errors.ts';
-import { runPipeline, type PipelineResult } from '../pipeline/index.ts';
+import { captureManifest } from '../guard/index.ts';
 import { UsageError, writeStdout, type ExitCode } from './output.ts';
 
 export const manifestUsage = `toolseal manifest capture --name NAME --version V [-o FILE] -- COMMAND [ARGS...]
@@ -16,15 +12,6 @@ export const manifestUsage = `toolseal manifest capture --name NAME --version V 
   through the publish pipeline first: a refusal (with its JSON pointer) is reported and nothing is written.
   With -o, prints one JSON object {file, name, version, tools, digest, renamedTools} (the digest of the
   draft as captured, before capabilities are added).`;
-
-/** Stop paginating after this many pages (a server whose cursors never end). */
-const MAX_PAGES = 1000;
-
-/** tools/list exactly as the server sent it: the SDK's loose result schema, so no Tool field is dropped or defaulted. */
-const RawToolsPage = z.looseObject({
-  tools: z.array(z.looseObject({})),
-  nextCursor: z.string().optional(),
-});
 
 export async function runManifestCommand(args: string[]): Promise<ExitCode> {
   const separator = args.indexOf('--');
@@ -43,92 +30,26 @@ export async function runManifestCommand(args: string[]): Promise<ExitCode> {
   if (values.name === undefined || values.version === undefined || program === undefined)
     throw new UsageError(manifestUsage);
 
-  // Fail fast on a name or version the envelope refuses, before starting anything.
-  checkDraft(
-    JSON.stringify({
-      name: values.name,
-      version: values.version,
-      tools: [{ name: 'probe', inputSchema: { type: 'object' } }],
-    }),
-    'the manifest name or version',
-  );
-  const tools = await captureTools(program, programArgs);
-  const draft = { name: values.name, version: values.version, tools };
-  const text = JSON.stringify(draft, null, 2) + '\n';
-  const result = checkDraft(text, 'the captured manifest');
+  const { text, result } = await captureManifest({
+    name: values.name,
+    version: values.version,
+    command: program,
+    args: programArgs,
+  });
   if (values.output === undefined) {
     await writeStdout(text);
   } else {
     await writeFile(values.output, text);
     await writeStdout(
-      JSON.stringify({
+      `${JSON.stringify({
         file: values.output,
         name: result.name,
         version: result.version,
         tools: result.manifest.tools.length,
         digest: result.digest,
         renamedTools: result.renamedTools,
-      }) + '\n',
+      })}\n`,
     );
   }
   return 0;
-}
-
-/** Run the publish pipeline over a draft; a refusal keeps its code and pointer, with a word on what was refused. */
-function checkDraft(text: string, what: string): PipelineResult {
-  try {
-    return runPipeline(Buffer.from(text, 'utf8'));
-  } catch (error) {
-    if (error instanceof ToolsealError) {
-      throw new ToolsealError(error.code, `${what} would be refused by the publish pipeline: ${error.message}`, {
-        ...(error.pointer === undefined ? {} : { pointer: error.pointer }),
-        cause: error,
-      });
-    }
-    throw error;
-  }
-}
-
-/** Start `program`, initialise an MCP session and collect every tool of every tools/list page, as sent. */
-export async function captureTools(program: string, programArgs: string[]): Promise<Record<string, unknown>[]> {
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) if (value !== undefined) env[key] = value;
-  const transport = new StdioClientTransport({ command: program, args: programArgs, env, stderr: 'inherit' });
-  const client = new Client({ name: 'toolseal-manifest-capture', version: '0.1.0' });
-  try {
-    try {
-      await client.connect(transport);
-    } catch (cause) {
-      throw new ToolsealError(
-        'FETCH_FAILED',
-        `could not start an MCP session with ${JSON.stringify(program)}: ${cause instanceof Error ? cause.message : String(cause)}`,
-        { cause },
-      );
-    }
-    if (client.getServerCapabilities()?.tools === undefined) {
-      throw new ToolsealError(
-        'INVALID_MANIFEST',
-        'the server does not declare the tools capability: there is nothing to capture',
-      );
-    }
-    const tools: Record<string, unknown>[] = [];
-    const seenCursors = new Set<string>();
-    let cursor: string | undefined;
-    for (let page = 0; ; page++) {
-      if (page >= MAX_PAGES) throw new ToolsealError('FETCH_FAILED', `tools/list did not end after ${MAX_PAGES} pages`);
-      const result = await client.request(
-        { method: 'tools/list', params: cursor === undefined ? {} : { cursor } },
-        RawToolsPage,
-      );
-      tools.push(...result.tools);
-      cursor = result.nextCursor;
-      if (cursor === undefined) break;
-      if (seenCursors.has(cursor))
-        throw new ToolsealError('FETCH_FAILED', `tools/list returned the cursor ${JSON.stringify(cursor)} twice`);
-      seenCursors.add(cursor);
-    }
-    return tools;
-  } finally {
-    await client.close().catch(() => undefined);
-  }
 }

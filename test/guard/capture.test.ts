@@ -1,10 +1,12 @@
-// `toolseal manifest capture`: a draft from a live SDK server, exactly as it presents its tools, checked by the pipeline.
+// `toolseal manifest capture` and captureManifest: a draft from a live SDK server, exactly as it presents its tools, checked by the pipeline.
 
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ToolsealError } from '../../src/core/errors.ts';
+import { captureManifest } from '../../src/guard/index.ts';
 import { runPipeline } from '../../src/pipeline/index.ts';
 import { fixtureCommand, jsonLines, runToolseal } from '../fixtures/guard-env.ts';
 import { FIXTURE_MANIFEST_NAME, fixtureTools } from '../fixtures/mcp-tools.ts';
@@ -126,5 +128,31 @@ describe('toolseal manifest capture', () => {
     expect(result.code).not.toBe(0);
     expect(result.stdout).toBe('');
     expect(jsonLines(result.stderr).length).toBeGreaterThan(0);
+  });
+});
+
+describe('captureManifest', () => {
+  it('drafts the manifest from the server and returns the pipeline result over the exact draft text', async () => {
+    const [command, ...args] = fixtureCommand('faithful', ['--page-size', '2']);
+    const captured = await captureManifest({ name: FIXTURE_MANIFEST_NAME, version: '2.1.0', command: command!, args });
+    expect(captured.text).toBe(
+      `${JSON.stringify({ name: FIXTURE_MANIFEST_NAME, version: '2.1.0', tools: fixtureTools }, null, 2)}\n`,
+    );
+    expect(captured.result.digest).toBe(expected.digest);
+    expect(captured.result.digest).toBe(runPipeline(Buffer.from(captured.text)).digest);
+  });
+
+  it('refuses a bad name before starting the server, keeping the pointer', async () => {
+    const failure = await captureManifest({
+      name: 'not a name',
+      version: '1.0.0',
+      command: join(dir, 'never-started'),
+    }).then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+    expect(failure).toBeInstanceOf(ToolsealError);
+    expect(failure).toMatchObject({ code: 'INVALID_MANIFEST', pointer: '/name' });
+    expect((failure as Error).message).toContain('the manifest name or version would be refused');
   });
 });

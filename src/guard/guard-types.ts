@@ -1,0 +1,67 @@
+// What the guard reports and decides, and its JSON-RPC error codes (JSON-RPC 2.0 §5.1; MCP 2025-06-18 "Tools", error handling).
+
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+
+// Type-only imports from the SDK: importing `toolseal/host` must not load the SDK's schemas at run time.
+
+/** JSON-RPC error code of a refused tools/call: MCP's code for an unknown tool (Invalid params, the SDK's ErrorCode.InvalidParams). */
+export const GUARD_CALL_REFUSED_CODE = -32602;
+/** JSON-RPC Parse error (the SDK's ErrorCode.ParseError), answering a client line that is not JSON. */
+export const GUARD_PARSE_ERROR_CODE = -32700;
+/** JSON-RPC error code answering the tools/list that made a strict guard refuse the session (server-error range). */
+export const GUARD_SESSION_REFUSED_CODE = -32090;
+/** JSON-RPC error code answering a tools/list whose result is not a list of tools. */
+export const GUARD_LIST_REFUSED_CODE = -32091;
+
+export type GuardFindingEvent =
+  /** A presented tool differs from its signed definition or is not in the manifest; the client does not see it. */
+  | 'tool-withheld'
+  /** A tools/call for a tool outside the manifest, or a withheld one, was answered with an error and not forwarded. */
+  | 'call-refused'
+  /** Strict mode: a finding in a tools/list ended the session. */
+  | 'session-refused'
+  /** A tools/list result that is not a list of tools was replaced by an error. */
+  | 'list-refused'
+  /** A line that is not JSON was dropped. */
+  | 'message-dropped';
+
+export type GuardFindingReason = 'differs' | 'unknown-tool' | 'withheld' | 'malformed';
+
+/** One thing the guard noticed; the CLI prints each as one JSON line on stderr. */
+export interface GuardFinding {
+  event: GuardFindingEvent;
+  /** `name@version` of the signed manifest. */
+  manifest: string;
+  /** The tool concerned (NFC), or null when there is none or it has no name. */
+  tool: string | null;
+  reason: GuardFindingReason;
+  /** RFC 6901 pointer of the first difference inside the tool (`/description`, `/_meta`), or into the message. */
+  pointer: string;
+  message: string;
+  /** Position of the tool in the server's tools/list page. */
+  index?: number;
+}
+
+/** A message the guard built (rather than passed through): the object and its exact serialisation (no newline). */
+export interface GuardMessage {
+  message: JSONRPCMessage | JSONRPCMessage[];
+  text: string;
+}
+
+/** What one received message (or batch) becomes. */
+export interface GuardDecision {
+  /** Towards the other side: `original` (the received message unchanged), a message the guard built, or nothing. */
+  forward: 'original' | GuardMessage | undefined;
+  /** Answers the guard gives the sender itself (a refused tools/call). */
+  reply: GuardMessage | undefined;
+  findings: GuardFinding[];
+  /** Strict mode refused the session: deliver `forward` and `reply`, then end the session. */
+  terminate: boolean;
+}
+
+/** One message's fate: `original`, or the exact text of what replaces it / answers it (JSON, no newline). */
+export interface MessageFate {
+  forward: 'original' | string | undefined;
+  reply: string | undefined;
+  terminate?: boolean;
+}

@@ -1,0 +1,252 @@
+// The message-level guard (JSON-RPC 2.0 §4–§6 requests, responses, batches; MCP 2025-06-18 "Tools"): no I/O.
+//
+// Policy: on every tools/list response, each presented tool is compared with its signed tool after the same pipeline
+// stages (checkPresentedTool: refs inlined, name NFC, JCS order). A tool that matches is replaced by the signed tool's
+// canonical bytes; one that differs or is not in the manifest is withheld for the rest of the session (and reported);
+// with `strict` the session is refused instead. A tools/call naming a tool outside the manifest, or a withheld one,
+// is answered with a JSON-RPC error and never reaches the server.
+
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { computeDigest, type Sha256Digest } from '../core/digest.ts';
+import { ToolsealError } from '../core/errors.ts';
+import { isJsonObject, type JsonObject } from '../core/json.ts';
+import { presentableSignedTool } from '../dispatch/dispatch.ts';
+import { canonicalizeToText } from '../pipeline/canonical.ts';
+import { checkEnvelope } from '../pipeline/envelope.ts';
+import { SIGNED_MANIFEST_PARSE_LIMITS } from '../pipeline/limits.ts';
+import { parseStrict } from '../pipeline/parse.ts';
+import {
+  GUARD_CALL_REFUSED_CODE,
+  type GuardDecision,
+  type GuardFinding,
+  type GuardFindingReason,
+  type GuardMessage,
+  type MessageFate,
+} from './guard-types.ts';
+import { rewriteToolsListResponse, type ToolsListContext } from './tools-list.ts';
+
+// Type-only imports from the SDK: importing `toolseal/host` must not load the SDK's schemas at run time.
+
+export interface ToolGuardOptions {
+  /** Refuse the whole session on the first tool that differs or is unknown, instead of withholding it. */
+  strict?: boolean;
+  /** When given, the signed bytes must hash to it (from a verified attestation or a lockfile). */
+  expectedDigest?: Sha256Digest;
+}
+
+/**
+ * The message-level guard for one session with one server. Holds the signed manifest (from its bytes), the ids of
+ * pending tools/list requests, and the tools withheld so far. Feed it every message in order; it does no I/O.
+ */
+export class ToolGuard {
+  readonly name: string;
+  readonly version: string;
+  readonly digest: Sha256Digest;
+  readonly strict: boolean;
+  private readonly manifest: JsonObject;
+  /** JCS text of each signed tool as a server presents it (without the registry-only `capabilities`), by name. */
+  private readonly signed = new Map<string, string>();
+  private readonly withheld = new Set<string>();
+  /** Client request ids of tools/list requests awaiting their response (`s:` or `n:` prefixed), with a count. */
+  private readonly pendingLists = new Map<string, number>();
+  private refused = false;
+
+  constructor(signedBytes: Uint8Array, options: ToolGuardOptions = {}) {
+    this.digest = computeDigest(signedBytes);
+    if (options.expectedDigest !== undefined && options.expectedDigest !== this.digest) {
+      throw new ToolsealError('DIGEST_MISMATCH', `signed bytes hash to ${this.digest}, not ${options.expectedDigest}`);
+    }
+    // A signed manifest may be larger and deeper than an upload (refs are inlined), hence the wide limits.
+    const parsed = parseStrict(signedBytes, SIGNED_MANIFEST_PARSE_LIMITS);
+    const manifest = checkEnvelope(parsed);
+    if (canonicalizeToText(parsed.value) !== Buffer.from(signedBytes).toString('utf8')) {
+      throw new ToolsealError(
+        'INVALID_MANIFEST',
+        'the signed bytes are not in canonical form (RFC 8785); they were not produced by the publish pipeline',
+      );
+    }
+    this.manifest = parsed.value as JsonObject;
+    this.name = manifest.name;
+    this.version = manifest.version;
+    this.strict = options.strict ?? false;
+    for (const tool of this.manifest['tools'] as JsonObject[]) {
+      this.signed.set(tool['name'] as string, canonicalizeToText(presentableSignedTool(tool)));
+    }
+  }
+
+  /** `name@version`. */
+  get subject(): string {
+    return `${this.name}@${this.version}`;
+  }
+
+  /** Names of the signed tools, in manifest order. */
+  get toolNames(): string[] {
+    return [...this.signed.keys()];
+  }
+
+  /** Names withheld so far in this session. */
+  get withheldTools(): string[] {
+    return [...this.withheld];
+  }
+
+  /** True once a strict guard has refused the session: every later message is dropped. */
+  get isRefused(): boolean {
+    return this.refused;
+  }
+
+  /** The signed tool as the client sees it (a copy), or undefined. */
+  signedTool(name: string): JsonObject | undefined {
+    const text = this.signed.get(name);
+    return text === undefined ? undefined : (JSON.parse(text) as JsonObject);
+  }
+
+  /** A message (or batch) from the client, bound for the server. */
+  fromClient(message: unknown): GuardDecision {
+    return this.decide(message, (item, findings) => this.decideClientMessage(item, findings));
+  }
+
+  /** A message (or batch) from the server, bound for the client. */
+  fromServer(message: unknown): GuardDecision {
+    return this.decide(message, (item, findings) => this.decideServerMessage(item, findings));
+  }
+
+  private decide(message: unknown, one: (item: unknown, findings: GuardFinding[]) => MessageFate): GuardDecision {
+    const findings: GuardFinding[] = [];
+    if (this.refused) return { forward: undefined, reply: undefined, findings, terminate: true };
+    if (!Array.isArray(message)) {
+      const fate = one(message, findings);
+      return {
+        forward: fate.forward === 'original' || fate.forward === undefined ? fate.forward : buildMessage(fate.forward),
+        reply: fate.reply === undefined ? undefined : buildMessage(fate.reply),
+        findings,
+        terminate: fate.terminate ?? false,
+      };
+    }
+    // A batch (JSON-RPC 2.0 §6; MCP 2025-03-26): each member is decided alone; answers go back as one batch.
+    const fates = message.map((item) => ({ item, fate: one(item, findings) }));
+    const terminate = fates.some(({ fate }) => fate.terminate === true);
+    const unchanged = fates.every(({ fate }) => fate.forward === 'original');
+    const forwardTexts: string[] = [];
+    const replyTexts: string[] = [];
+    for (const { item, fate } of fates) {
+      if (fate.forward === 'original') forwardTexts.push(JSON.stringify(item));
+      else if (fate.forward !== undefined) forwardTexts.push(fate.forward);
+      if (fate.reply !== undefined) replyTexts.push(fate.reply);
+    }
+    return {
+      forward:
+        unchanged && message.length > 0
+          ? 'original'
+          : forwardTexts.length === 0
+            ? undefined
+            : buildMessage(`[${forwardTexts.join(',')}]`),
+      reply: replyTexts.length === 0 ? undefined : buildMessage(`[${replyTexts.join(',')}]`),
+      findings,
+      terminate,
+    };
+  }
+
+  private decideClientMessage(item: unknown, findings: GuardFinding[]): MessageFate {
+    const pass: MessageFate = { forward: 'original', reply: undefined };
+    if (!isJsonObject(item) || typeof item['method'] !== 'string') return pass;
+    const id = readRequestId(item);
+    if (item['method'] === 'tools/list' && id !== undefined) {
+      const key = formatIdKey(id);
+      this.pendingLists.set(key, (this.pendingLists.get(key) ?? 0) + 1);
+      return pass;
+    }
+    if (item['method'] !== 'tools/call') return pass;
+    const params = item['params'];
+    const name = isJsonObject(params) && typeof params['name'] === 'string' ? params['name'] : null;
+    const refusal = this.findCallRefusal(name);
+    if (refusal === undefined) return pass;
+    const { reason, why } = refusal;
+    findings.push({
+      event: 'call-refused',
+      manifest: this.subject,
+      tool: name,
+      reason,
+      pointer: '/params/name',
+      message: why,
+    });
+    if (id === undefined) return { forward: undefined, reply: undefined };
+    const reply: JSONRPCMessage = {
+      jsonrpc: '2.0',
+      id,
+      error: {
+        code: GUARD_CALL_REFUSED_CODE,
+        message: `toolseal guard: ${why}`,
+        data: { code: 'DISPATCH_MISMATCH', reason, tool: name, manifest: this.subject },
+      },
+    };
+    return { forward: undefined, reply: JSON.stringify(reply) };
+  }
+
+  /** Why a tools/call for `name` is refused, or undefined when it may reach the server. */
+  private findCallRefusal(name: string | null): { reason: GuardFindingReason; why: string } | undefined {
+    if (name === null) return { reason: 'malformed', why: 'the tools/call names no tool' };
+    if (!this.signed.has(name))
+      return {
+        reason: 'unknown-tool',
+        why: `tool ${JSON.stringify(name)} is not in the signed manifest ${this.subject}`,
+      };
+    if (this.withheld.has(name))
+      return {
+        reason: 'withheld',
+        why: `tool ${JSON.stringify(name)} was withheld: the server presented it differently from its signed definition in ${this.subject}`,
+      };
+    return undefined;
+  }
+
+  private decideServerMessage(item: unknown, findings: GuardFinding[]): MessageFate {
+    const pass: MessageFate = { forward: 'original', reply: undefined };
+    if (!isJsonObject(item)) return pass;
+    // A message is a response by its id and result/error, whatever else it carries: one that answers a pending
+    // tools/list is always checked, even if it also has a `method` member that a lenient client might ignore.
+    const isResponse = 'result' in item || 'error' in item;
+    if (!isResponse && 'method' in item) return pass;
+    const id = readRequestId(item);
+    if (id === undefined) return pass;
+    const key = formatIdKey(id);
+    const pending = this.pendingLists.get(key);
+    if (pending === undefined) return pass;
+    if (pending > 1) this.pendingLists.set(key, pending - 1);
+    else this.pendingLists.delete(key);
+    if ('error' in item && !('result' in item)) return pass;
+    const fate = rewriteToolsListResponse(this.listContext(), item, id, findings);
+    if (fate.terminate === true) this.refused = true;
+    return fate;
+  }
+
+  private listContext(): ToolsListContext {
+    return {
+      subject: this.subject,
+      strict: this.strict,
+      manifest: this.manifest,
+      signedTexts: this.signed,
+      withheld: this.withheld,
+    };
+  }
+}
+
+/** A built message whose object form is parsed from its text only when asked for (the stdio proxy never asks). */
+function buildMessage(text: string): GuardMessage {
+  let parsed: JSONRPCMessage | JSONRPCMessage[] | undefined;
+  return {
+    text,
+    get message() {
+      parsed ??= JSON.parse(text) as JSONRPCMessage | JSONRPCMessage[];
+      return parsed;
+    },
+  };
+}
+
+function readRequestId(message: JsonObject): string | number | undefined {
+  const id = message['id'];
+  return typeof id === 'string' || typeof id === 'number' ? id : undefined;
+}
+
+/** 1 and "1" are different JSON-RPC ids. */
+function formatIdKey(id: string | number): string {
+  return typeof id === 'string' ? `s:${id}` : `n:${id}`;
+}

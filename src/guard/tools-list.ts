@@ -1,0 +1,158 @@
+// The tools/list rewrite (MCP 2025-06-18 "Tools" §Listing Tools): signed tools for those that match, nothing for the rest.
+
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { isJsonObject, type JsonObject } from '../core/json.ts';
+import { checkPresentedTool } from '../dispatch/dispatch.ts';
+import {
+  GUARD_LIST_REFUSED_CODE,
+  GUARD_SESSION_REFUSED_CODE,
+  type GuardFinding,
+  type MessageFate,
+} from './guard-types.ts';
+
+/** What the rewrite reads from, and records into, one guard session. */
+export interface ToolsListContext {
+  /** `name@version` of the signed manifest. */
+  readonly subject: string;
+  readonly strict: boolean;
+  /** The signed manifest, parsed from its bytes. */
+  readonly manifest: JsonObject;
+  /** JCS text of each signed tool as a server presents it (without `capabilities`), by name, in manifest order. */
+  readonly signedTexts: ReadonlyMap<string, string>;
+  /** Tools withheld so far in the session; the rewrite adds the ones that fail. */
+  readonly withheld: Set<string>;
+}
+
+interface PageCheck {
+  /** Presented tools that match their signed tool: the signed name and the position in the page. */
+  passing: { name: string; index: number }[];
+  /** Names of presented tools that failed on this page. */
+  failed: Set<string>;
+  findings: GuardFinding[];
+}
+
+/**
+ * Rewrite one tools/list response. A strict session is refused (`terminate`) on the first finding; otherwise the
+ * failing tools are added to `context.withheld` and the response carries the signed texts of the others.
+ */
+export function rewriteToolsListResponse(
+  context: ToolsListContext,
+  response: JsonObject,
+  id: string | number,
+  findings: GuardFinding[],
+): MessageFate {
+  const result = response['result'];
+  if (!isJsonObject(result) || !Array.isArray(result['tools'])) return refuseMalformedList(context, id, findings);
+  const page = checkPage(context, result['tools']);
+  if (context.strict && page.findings.length > 0) return refuseSession(context, id, page.findings, findings);
+  findings.push(...page.findings);
+  for (const name of page.failed) context.withheld.add(name);
+  const texts = selectShownTexts(context, page, findings);
+  return { forward: serialiseListResponse(response, result, texts), reply: undefined };
+}
+
+function refuseMalformedList(context: ToolsListContext, id: string | number, findings: GuardFinding[]): MessageFate {
+  const message = 'the server answered tools/list with something that is not a list of tools';
+  findings.push({
+    event: 'list-refused',
+    manifest: context.subject,
+    tool: null,
+    reason: 'malformed',
+    pointer: '/result/tools',
+    message,
+  });
+  const error: JSONRPCMessage = {
+    jsonrpc: '2.0',
+    id,
+    error: { code: GUARD_LIST_REFUSED_CODE, message: `toolseal guard: ${message}` },
+  };
+  return { forward: JSON.stringify(error), reply: undefined };
+}
+
+/** Compare each presented tool with its signed tool (checkPresentedTool: the same pipeline stages). */
+function checkPage(context: ToolsListContext, presented: unknown[]): PageCheck {
+  const page: PageCheck = { passing: [], failed: new Set(), findings: [] };
+  presented.forEach((tool, index) => {
+    const check = checkPresentedTool(context.manifest, tool);
+    if (check.ok) {
+      page.passing.push({ name: check.signedTool['name'] as string, index });
+      return;
+    }
+    const name = presentedName(tool);
+    if (name !== null) page.failed.add(name);
+    page.findings.push({
+      event: 'tool-withheld',
+      manifest: context.subject,
+      tool: name,
+      reason: check.reason,
+      pointer: check.pointer,
+      message: check.message,
+      index,
+    });
+  });
+  return page;
+}
+
+function refuseSession(
+  context: ToolsListContext,
+  id: string | number,
+  pageFindings: GuardFinding[],
+  findings: GuardFinding[],
+): MessageFate {
+  const first = pageFindings[0]!;
+  findings.push(...pageFindings.map((finding) => ({ ...finding, event: 'session-refused' as const })));
+  const error: JSONRPCMessage = {
+    jsonrpc: '2.0',
+    id,
+    error: {
+      code: GUARD_SESSION_REFUSED_CODE,
+      message: `toolseal guard refused the session (strict): ${first.message}`,
+      data: {
+        code: 'DISPATCH_MISMATCH',
+        manifest: context.subject,
+        findings: pageFindings.map(({ tool, reason, pointer }) => ({ tool, reason, pointer })),
+      },
+    },
+  };
+  return { forward: JSON.stringify(error), reply: undefined, terminate: true };
+}
+
+/** The signed texts of the passing tools, once each, skipping (and reporting) those withheld earlier in the session. */
+function selectShownTexts(context: ToolsListContext, page: PageCheck, findings: GuardFinding[]): string[] {
+  const shown = new Set<string>();
+  const texts: string[] = [];
+  for (const { name, index } of page.passing) {
+    if (shown.has(name)) continue;
+    if (context.withheld.has(name)) {
+      if (!page.failed.has(name)) {
+        findings.push({
+          event: 'tool-withheld',
+          manifest: context.subject,
+          tool: name,
+          reason: 'withheld',
+          pointer: '',
+          message: `tool ${JSON.stringify(name)} matches its signed definition now but differed earlier in this session; it stays withheld`,
+          index,
+        });
+      }
+      continue;
+    }
+    shown.add(name);
+    texts.push(context.signedTexts.get(name)!);
+  }
+  return texts;
+}
+
+/** The response with its `tools` replaced by the given JCS texts; every other member kept (re-serialised). */
+function serialiseListResponse(response: JsonObject, result: JsonObject, toolTexts: string[]): string {
+  const members = (object: JsonObject, skip: string): string[] =>
+    Object.keys(object)
+      .filter((key) => key !== skip && object[key] !== undefined)
+      .map((key) => `${JSON.stringify(key)}:${JSON.stringify(object[key])}`);
+  const resultText = `{${[...members(result, 'tools'), `"tools":[${toolTexts.join(',')}]`].join(',')}}`;
+  return `{${[...members(response, 'result'), `"result":${resultText}`].join(',')}}`;
+}
+
+function presentedName(tool: unknown): string | null {
+  return isJsonObject(tool) && typeof tool['name'] === 'string' ? tool['name'].normalize('NFC') : null;
+}
