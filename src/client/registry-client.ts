@@ -4,6 +4,7 @@
 
 import { ToolsealError } from '../core/errors.ts';
 import type { JsonValue } from '../core/json.ts';
+import { SIGNED_MANIFEST_PARSE_LIMITS } from '../pipeline/limits.ts';
 import { parseStrict } from '../pipeline/parse.ts';
 import { readProblem } from '../protocol/problem.ts';
 
@@ -73,7 +74,7 @@ export class RegistryClient {
   async getJson(path: string): Promise<JsonValue> {
     const bytes = await this.getBytes(path);
     try {
-      return parseStrict(bytes, { maxBytes: this.maxBytes, maxDepth: 1000 }).value;
+      return parseStrict(bytes, { ...SIGNED_MANIFEST_PARSE_LIMITS, maxBytes: this.maxBytes }).value;
     } catch (cause) {
       throw new ToolsealError('FETCH_FAILED', `${path} is not strict JSON`, { cause });
     }

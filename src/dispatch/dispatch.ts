@@ -6,11 +6,13 @@ import {
   computeDigest,
   inlineSchemaRefs,
   parseStrict,
+  SIGNED_MANIFEST_PARSE_LIMITS,
   type JsonObject,
   type JsonValue,
   type Sha256Digest,
 } from '../pipeline/index.ts';
 import { formatPointer } from '../core/json-pointer.ts';
+import { compareUtf16, truncateText } from '../core/text.ts';
 
 /** The key hosts may use for their own, unsigned annotations; the pipeline refuses it in any manifest. */
 export const DEFAULT_HOST_ANNOTATIONS_KEY = '_host_meta';
@@ -64,10 +66,6 @@ export function findFirstDifference(
   return undefined;
 }
 
-function compareUtf16(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
 /** Remove `key` from every object (hosts' unsigned annotations), without touching the input. */
 function stripKey(value: unknown, key: string): unknown {
   if (Array.isArray(value)) return value.map((item) => stripKey(item, key));
@@ -86,12 +84,8 @@ function stripKey(value: unknown, key: string): unknown {
 
 function describe(difference: Difference): string {
   const show = (value: JsonValue | undefined): string =>
-    value === undefined ? 'nothing' : truncate(JSON.stringify(value));
+    value === undefined ? 'nothing' : truncateText(JSON.stringify(value), 120);
   return `at ${difference.pointer || '/'} the signed manifest has ${show(difference.signed)} but the object has ${show(difference.actual)}`;
-}
-
-function truncate(text: string): string {
-  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
 }
 
 export interface VerifyDispatchOptions {
@@ -119,7 +113,7 @@ export function verifyDispatch(
       `signed bytes hash to ${computeDigest(signedBytes)}, not ${options.expectedDigest}`,
     );
   }
-  const signedParse = parseStrict(signedBytes, { maxBytes: Number.MAX_SAFE_INTEGER, maxDepth: 1000 });
+  const signedParse = parseStrict(signedBytes, SIGNED_MANIFEST_PARSE_LIMITS);
   const signedView = signedParse.value;
   if (JSON.stringify(signedView).includes(`${JSON.stringify(hostKey)}:`)) {
     throw new ToolsealError(

@@ -18,6 +18,8 @@ import { isSha256Digest, parseStrict, type JsonObject, type Sha256Digest } from 
 import { writeFileAtomic } from './atomic-file.ts';
 import { formatManifestRef, parseManifestRef } from '../protocol/manifest-ref.ts';
 import { formatPointer } from '../core/json-pointer.ts';
+import { compareUtf16 } from '../core/text.ts';
+import { isJsonObject } from '../core/json.ts';
 
 export const LOCKFILE_VERSION = 1;
 /** The default lockfile name, in the current directory. */
@@ -51,10 +53,6 @@ function invalid(message: string, tokens: (string | number)[]): never {
   throw new ToolsealError('BAD_REQUEST', `invalid lockfile: ${message}`, { pointer: formatPointer(tokens) });
 }
 
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function checkMembers(value: JsonObject, allowed: readonly string[], tokens: (string | number)[]): void {
   for (const key of Object.keys(value))
     if (!allowed.includes(key)) invalid(`unknown member ${JSON.stringify(key)}`, [...tokens, key]);
@@ -74,14 +72,14 @@ function isRegistryUrl(value: unknown): value is string {
 export function parseLockfile(data: string | Uint8Array): Lockfile {
   const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
   const value = parseStrict(bytes, { maxBytes: 64 * 1024 * 1024, maxDepth: 16 }).value;
-  if (!isObject(value)) invalid('expected an object', []);
+  if (!isJsonObject(value)) invalid('expected an object', []);
   checkMembers(value, ['lockfileVersion', 'registry', 'manifests'], []);
   if (value['lockfileVersion'] !== LOCKFILE_VERSION)
     invalid(`lockfileVersion must be ${LOCKFILE_VERSION}`, ['lockfileVersion']);
   const registry = value['registry'];
   if (registry !== undefined && !isRegistryUrl(registry)) invalid('registry must be an http(s) URL', ['registry']);
   const manifests = value['manifests'];
-  if (!isObject(manifests)) invalid('manifests must be an object', ['manifests']);
+  if (!isJsonObject(manifests)) invalid('manifests must be an object', ['manifests']);
   const lock: Lockfile = emptyLockfile(registry as string | undefined);
   for (const [key, entry] of Object.entries(manifests)) {
     const tokens = ['manifests', key];
@@ -92,7 +90,7 @@ export function parseLockfile(data: string | Uint8Array): Lockfile {
       invalid('keys must be namespace/name@version', tokens);
     }
     if (ref.kind !== 'version') invalid('keys must be namespace/name@version', tokens);
-    if (!isObject(entry)) invalid('an entry must be an object', tokens);
+    if (!isJsonObject(entry)) invalid('an entry must be an object', tokens);
     checkMembers(entry, ['digest', 'kid', 'logIndex', 'registry'], tokens);
     const { digest, kid, logIndex, registry: entryRegistry } = entry;
     if (!isSha256Digest(digest)) invalid('digest must be sha256:<64 hex>', [...tokens, 'digest']);
@@ -108,10 +106,6 @@ export function parseLockfile(data: string | Uint8Array): Lockfile {
 /** Own, enumerable, even for a key such as `__proto__` (which parseManifestRef refuses anyway). */
 function defineEntry(target: Record<string, LockEntry>, key: string, entry: LockEntry): void {
   Object.defineProperty(target, key, { value: entry, enumerable: true, writable: true, configurable: true });
-}
-
-function compareUtf16(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** The lockfile text: fixed key order, manifests sorted, 2-space indent, trailing newline. */

@@ -3,6 +3,7 @@
 import { ToolsealError } from '../core/errors.ts';
 import { setOwn, type JsonObject, type JsonValue } from '../core/json.ts';
 import { formatPointer } from '../core/json-pointer.ts';
+import { truncateText } from '../core/text.ts';
 
 export interface ParseLimits {
   /** Largest accepted input, in bytes. */
@@ -379,13 +380,13 @@ class StrictParser {
       return value || 0; // -0 is 0, as JCS writes it
     }
     if (!Number.isFinite(value)) {
-      throw new ToolsealError('UNSAFE_NUMBER', `number ${truncate(literal)} overflows an IEEE-754 double`, {
+      throw new ToolsealError('UNSAFE_NUMBER', `number ${truncateText(literal, 40)} overflows an IEEE-754 double`, {
         pointer: this.currentPointer(),
       });
     }
     if (value === 0) {
       if (/[1-9]/.test(text.slice(start, mantissaEnd))) {
-        throw new ToolsealError('UNSAFE_NUMBER', `number ${truncate(literal)} underflows to zero`, {
+        throw new ToolsealError('UNSAFE_NUMBER', `number ${truncateText(literal, 40)} underflows to zero`, {
           pointer: this.currentPointer(),
         });
       }
@@ -394,7 +395,7 @@ class StrictParser {
     // RFC 8785 §3.2.2.3 writes integral values below 1e21 as integer literals: beyond ±(2^53−1) such a
     // literal could not be parsed back (it is refused above), so the value is refused whatever its form.
     if (Number.isInteger(value) && !Number.isSafeInteger(value) && Math.abs(value) < 1e21) {
-      throw new ToolsealError('UNSAFE_NUMBER', `number ${truncate(literal)} is an integer outside ±(2^53−1)`, {
+      throw new ToolsealError('UNSAFE_NUMBER', `number ${truncateText(literal, 40)} is an integer outside ±(2^53−1)`, {
         pointer: this.currentPointer(),
       });
     }
@@ -438,10 +439,6 @@ function describeChar(code: number): string {
   return code >= 0x21 && code <= 0x7e
     ? `'${String.fromCharCode(code)}'`
     : `U+${code.toString(16).toUpperCase().padStart(4, '0')}`;
-}
-
-function truncate(text: string): string {
-  return text.length > 40 ? `${text.slice(0, 37)}...` : text;
 }
 
 function lineAndColumn(text: string, index: number): { line: number; column: number } {

@@ -9,6 +9,7 @@ import { ToolsealError } from '../core/errors.ts';
 import { hasOwn, setOwn, type JsonObject, type JsonValue } from '../core/json.ts';
 import { classifySchemaKeyword, forEachSubschema, isSchemaValue } from './schema-walk.ts';
 import { formatPointer } from '../core/json-pointer.ts';
+import { truncateText } from '../core/text.ts';
 
 export interface RefLimits {
   /** Most `$ref`s one schema document may hold. */
@@ -171,7 +172,7 @@ class SchemaInliner {
     if (!ref.startsWith('#')) {
       throw new ToolsealError(
         'EXTERNAL_REF',
-        `$ref ${JSON.stringify(truncate(ref))} is not local to this schema; only "#..." refs are resolved`,
+        `$ref ${JSON.stringify(truncateText(ref, 80))} is not local to this schema; only "#..." refs are resolved`,
         {
           pointer: at,
         },
@@ -181,16 +182,20 @@ class SchemaInliner {
     try {
       fragment = decodeURIComponent(ref.slice(1));
     } catch (cause) {
-      throw new ToolsealError('UNSUPPORTED_REF', `$ref ${JSON.stringify(truncate(ref))} has invalid percent-encoding`, {
-        pointer: at,
-        cause,
-      });
+      throw new ToolsealError(
+        'UNSUPPORTED_REF',
+        `$ref ${JSON.stringify(truncateText(ref, 80))} has invalid percent-encoding`,
+        {
+          pointer: at,
+          cause,
+        },
+      );
     }
     if (fragment === '' || fragment.startsWith('/')) return { kind: 'pointer', fragment };
     if (anchorPattern.test(fragment)) return { kind: 'anchor', fragment };
     throw new ToolsealError(
       'UNSUPPORTED_REF',
-      `$ref ${JSON.stringify(truncate(ref))} is neither a JSON pointer nor a plain-name anchor`,
+      `$ref ${JSON.stringify(truncateText(ref, 80))} is neither a JSON pointer nor a plain-name anchor`,
       { pointer: at },
     );
   }
@@ -221,7 +226,7 @@ class SchemaInliner {
           if (shape === 'data') {
             throw new ToolsealError(
               'UNSUPPORTED_REF',
-              `$ref ${JSON.stringify(truncate(String(ref)))} points into ${JSON.stringify(token)}, which holds data, not a schema`,
+              `$ref ${JSON.stringify(truncateText(String(ref), 80))} points into ${JSON.stringify(token)}, which holds data, not a schema`,
               {
                 pointer: at,
               },
@@ -250,7 +255,7 @@ class SchemaInliner {
     if (!isSchemaValue(current)) {
       throw new ToolsealError(
         'UNSUPPORTED_REF',
-        `$ref ${JSON.stringify(truncate(String(ref)))} points at a value that is not a schema`,
+        `$ref ${JSON.stringify(truncateText(String(ref), 80))} points at a value that is not a schema`,
         { pointer: at },
       );
     }
@@ -259,7 +264,7 @@ class SchemaInliner {
     function missing(): ToolsealError {
       return new ToolsealError(
         'MISSING_REF',
-        `$ref ${JSON.stringify(truncate(String(ref)))} points at nothing in this schema`,
+        `$ref ${JSON.stringify(truncateText(String(ref), 80))} points at nothing in this schema`,
         { pointer: at },
       );
     }
@@ -475,8 +480,4 @@ function copyData(value: JsonValue): JsonValue {
   const result: JsonObject = {};
   for (const key of Object.keys(value)) setOwn(result, key, copyData(value[key] as JsonValue));
   return result;
-}
-
-function truncate(text: string): string {
-  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }
