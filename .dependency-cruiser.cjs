@@ -20,14 +20,16 @@ module.exports = {
     {
       name: 'client-side-stays-client-side',
       severity: 'error',
-      comment: 'What hosts and auditors run never reaches server code: no store, registry, runtime, http, server or key files.',
+      comment:
+        'What hosts and auditors run never reaches server code: no store, registry, runtime, http, server or key files.',
       from: { path: CLIENT_SIDE },
       to: { path: SERVER_SIDE },
     },
     {
       name: 'pure-layers-do-no-io',
       severity: 'error',
-      comment: 'core, pipeline, log, attest, protocol and dispatch are pure: no files, sockets, threads, database or server.',
+      comment:
+        'core, pipeline, log, attest, protocol and dispatch are pure: no files, sockets, threads, database or server.',
       from: { path: '^src/(core|pipeline|log|attest|protocol|dispatch)/' },
       to: { dependencyTypes: ['core', 'npm'], path: IO_MODULES },
     },
@@ -83,7 +85,8 @@ module.exports = {
     {
       name: 'cli-never-opens-a-store',
       severity: 'error',
-      comment: 'The CLI parses argv and prints: it reaches the registry through src/server, never the store or its threads.',
+      comment:
+        'The CLI parses argv and prints: it reaches the registry through src/server, never the store or its threads.',
       from: { path: '^src/cli/' },
       to: { path: '^src/(store|runtime|http|registry|keys)/' },
     },

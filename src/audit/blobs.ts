@@ -2,6 +2,7 @@
 // DigestSet digest, be in JCS form (RFC 8785) and be the attested name@version of the attested size.
 
 import type { RegistryClient } from '../client/registry-client.ts';
+import { describeError } from '../core/errors.ts';
 import { equalBytes } from '../core/bytes.ts';
 import { computeDigest } from '../core/digest.ts';
 import { isJsonObject, type JsonValue } from '../core/json.ts';
@@ -10,7 +11,7 @@ import { SIGNED_MANIFEST_PARSE_LIMITS } from '../pipeline/limits.ts';
 import { parseStrict } from '../pipeline/parse.ts';
 import { blobPath } from '../protocol/routes.ts';
 import type { AttestationFacts } from './entries.ts';
-import { type AuditProblemCode, type AuditReport, addProblem, describeError, describeFetchFailure } from './report.ts';
+import { type AuditProblemCode, type AuditReport, addProblem, describeFetchFailure } from './report.ts';
 
 export interface BlobFailure {
   code: AuditProblemCode;

@@ -2,13 +2,13 @@
 // rollback, the same size with another root a fork, a larger one needs an RFC 9162 §2.1.4.2 consistency proof.
 
 import { decodeBase64Strict, encodeBase64, equalBytes } from '../core/bytes.ts';
-import { ToolsealError } from '../core/errors.ts';
+import { ToolsealError, describeError } from '../core/errors.ts';
 import { isJsonObject } from '../core/json.ts';
 import type { Checkpoint } from '../log/checkpoint.ts';
 import { HASH_SIZE, verifyConsistencyProof } from '../log/merkle.ts';
 import { parseStrict } from '../pipeline/parse.ts';
 import { consistencyProofPath } from '../protocol/routes.ts';
-import { type AuditRun, addProblem, describeError, describeFetchFailure } from './report.ts';
+import { type AuditRun, addProblem, describeFetchFailure } from './report.ts';
 import type { AuditState } from './state.ts';
 
 /**

@@ -4,7 +4,7 @@
 
 import type { Jwks } from '../attest/jwk.ts';
 import { verifyAttestation, type VerifiedAttestation } from '../attest/jws.ts';
-import { isToolsealError } from '../core/errors.ts';
+import { isToolsealError, describeError } from '../core/errors.ts';
 import {
   type EntryProblemCode,
   type KeyEntry,
@@ -12,7 +12,7 @@ import {
   parseLogEntry,
   type YankEntry,
 } from '../log/entries.ts';
-import { type AuditProblemCode, describeError } from './report.ts';
+import type { AuditProblemCode } from './report.ts';
 
 /** What the walk has learned so far from the entries before the current one. */
 export interface EntryContext {

@@ -1,7 +1,6 @@
 // The audit report: what one run of a log monitor (RFC 9162 §8.3) found. Problems are collected, never thrown.
 
 import type { RegistryClient } from '../client/registry-client.ts';
-import { isToolsealError } from '../core/errors.ts';
 import type { AuditState } from './state.ts';
 
 export type AuditProblemCode =
@@ -95,12 +94,6 @@ export function createReport(registry: string, state: AuditState | undefined): A
 
 export function addProblem(report: AuditReport, code: AuditProblemCode, message: string, index?: number): void {
   report.problems.push(index === undefined ? { code, message } : { code, message, index });
-}
-
-/** An error as one line for a problem message: `CODE: message` for a ToolsealError. */
-export function describeError(error: unknown): string {
-  if (isToolsealError(error)) return `${error.code}: ${error.message}`;
-  return error instanceof Error ? error.message : String(error);
 }
 
 /**

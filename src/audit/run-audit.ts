@@ -13,14 +13,8 @@ import { type Checkpoint, verifyCheckpoint } from '../log/checkpoint.ts';
 import { type NoteVerifier, parseVerifierString } from '../log/note.ts';
 import { ROUTES } from '../protocol/routes.ts';
 import { checkConsistency } from './consistency.ts';
-import {
-  type AuditReport,
-  type AuditRun,
-  addProblem,
-  createReport,
-  describeError,
-  describeFetchFailure,
-} from './report.ts';
+import { type AuditReport, type AuditRun, addProblem, createReport, describeFetchFailure } from './report.ts';
+import { describeError } from '../core/errors.ts';
 import { AUDIT_STATE_TYPE, type AuditState, readAuditStateFile, writeAuditStateFile } from './state.ts';
 import { walkNewEntries } from './walk.ts';
 

@@ -2,6 +2,7 @@
 // RFC 6962 §2.1 leaf hash into the frontier, check every entry, and recompute the checkpoint's root from them.
 
 import type { Jwks } from '../attest/jwk.ts';
+import { describeError } from '../core/errors.ts';
 import { selectUsableKeys } from '../attest/jwks.ts';
 import { encodeBase64, equalBytes } from '../core/bytes.ts';
 import { isJsonObject, type JsonValue } from '../core/json.ts';
@@ -13,7 +14,7 @@ import { entryBundlePath, ROUTES } from '../protocol/routes.ts';
 import { createManifestChecker } from './blobs.ts';
 import { checkEntry, createEntryContext } from './entries.ts';
 import { appendToFrontier, frontierRoot } from './frontier.ts';
-import { type AuditRun, addProblem, describeError, describeFetchFailure } from './report.ts';
+import { type AuditRun, addProblem, describeFetchFailure } from './report.ts';
 import { decodeFrontier } from './state.ts';
 
 /** Where the walk ended: the new frontier and every key id logged up to the checkpoint. */

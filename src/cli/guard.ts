@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { ToolsealError } from '../core/errors.ts';
 import { ToolGuard, startStdioGuard } from '../guard/index.ts';
 import { DEFAULT_LOCKFILE_NAME, getLockEntry, readLockfile, type LockEntry } from '../lock/lockfile.ts';
-import { fetchVerified, parseManifestRef } from '../verify/fetch-verified.ts';
+import { fetchVerified, parseManifestRef } from '../verify/index.ts';
 import { resolveRegistryUrl } from './config.ts';
 import { UsageError, type ExitCode } from './output.ts';
 

@@ -1,5 +1,7 @@
+#!/usr/bin/env node
 // The toolseal command line: dispatches to one module per command (loaded on demand); the only place that reads argv.
 
+import { hasOwn } from '../core/json.ts';
 import { reportError, UsageError, type ExitCode } from './output.ts';
 
 interface Command {
@@ -27,7 +29,7 @@ const commands: Record<string, () => Promise<Command>> = {
 
 async function formatHelp(): Promise<string> {
   const usages = await Promise.all(Object.values(commands).map(async (load) => (await load()).usage));
-  return ['usage: toolseal <command> [options]', '', ...usages.map((usage) => usage + '\n'), ''].join('\n');
+  return ['usage: toolseal <command> [options]', '', ...usages.map((usage) => `${usage}\n`), ''].join('\n');
 }
 
 export async function main(argv: string[]): Promise<ExitCode> {
@@ -36,10 +38,10 @@ export async function main(argv: string[]): Promise<ExitCode> {
     process.stdout.write(await formatHelp());
     return name === undefined ? 2 : 0;
   }
-  const load = Object.prototype.hasOwnProperty.call(commands, name) ? commands[name] : undefined;
+  const load = hasOwn(commands, name) ? commands[name] : undefined;
   if (!load) {
     process.stderr.write(
-      JSON.stringify({ code: 'USAGE', message: `unknown command ${JSON.stringify(name)}; try toolseal help` }) + '\n',
+      `${JSON.stringify({ code: 'USAGE', message: `unknown command ${JSON.stringify(name)}; try toolseal help` })}\n`,
     );
     return 2;
   }
@@ -47,7 +49,7 @@ export async function main(argv: string[]): Promise<ExitCode> {
     const command = await load();
     const ownArgs = rest.includes('--') ? rest.slice(0, rest.indexOf('--')) : rest; // after `--` belongs to a child command
     if (ownArgs.includes('--help') || ownArgs.includes('-h')) {
-      process.stdout.write(command.usage + '\n');
+      process.stdout.write(`${command.usage}\n`);
       return 0;
     }
     return await command.run(rest);

@@ -86,3 +86,14 @@ export class ToolsealError extends Error {
 export function isToolsealError(value: unknown): value is ToolsealError {
   return value instanceof ToolsealError;
 }
+
+/** An error as one line for a report or a finding: `CODE: message` for a ToolsealError, else its message. */
+export function describeError(error: unknown): string {
+  if (error instanceof ToolsealError) return `${error.code}: ${error.message}`;
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Anything thrown, as an Error (a thrown string or object becomes an Error with its text). */
+export function toError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}

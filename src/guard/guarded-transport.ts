@@ -4,6 +4,7 @@ import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { GuardDecision, GuardFinding, GuardMessage } from './guard-types.ts';
 import type { ToolGuard } from './tool-guard.ts';
+import { toError } from '../core/errors.ts';
 
 // Type-only imports from the SDK: importing `toolseal/host` must not load the SDK's schemas at run time.
 
@@ -82,8 +83,4 @@ export class GuardedTransport implements Transport {
     for (const message of Array.isArray(outgoing.message) ? outgoing.message : [outgoing.message])
       await this.inner.send(message, options);
   }
-}
-
-function toError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
 }

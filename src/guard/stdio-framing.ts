@@ -1,5 +1,7 @@
 // Newline-delimited JSON-RPC framing (MCP 2025-06-18 "Transports" §stdio: one message per line, no embedded newlines).
 
+import { toError } from '../core/errors.ts';
+
 /** Splits a byte stream into lines, each returned with its `\n`; no copy of a line that arrives in one chunk. */
 export class LineSplitter {
   private pending: Buffer[] = [];
@@ -39,7 +41,7 @@ export function parseLine(line: Buffer): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {
-    return error instanceof Error ? error : new Error(String(error));
+    return toError(error);
   }
 }
 

@@ -1,14 +1,25 @@
 // Stage 2: the closed envelope check. A manifest is a closed type (schema/manifest-v1.schema.json), not a bag.
 
+import { createRequire } from 'node:module';
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
-import schema from '../../schema/manifest-v1.schema.json' with { type: 'json' };
 import { ToolsealError } from '../core/errors.ts';
 import { isJsonObject, type JsonObject } from '../core/json.ts';
 import type { ParseResult } from './parse.ts';
 import { escapePointerToken } from '../core/json-pointer.ts';
 
-/** The manifest format v1 as a JSON Schema (draft 2020-12), exactly as shipped in schema/. */
-export const manifestSchemaV1 = schema;
+/**
+ * The manifest format v1 as a JSON Schema (draft 2020-12), exactly as shipped in schema/. Loaded once through the
+ * module system, as a static JSON import would be (Node 20 warns on JSON import attributes, and dist/ cannot reach
+ * outside src/). dist/ mirrors src/, so `../../schema/` is the schema folder from either. The path is a constant:
+ * no manifest can make the pipeline load anything.
+ */
+export const manifestSchemaV1: JsonObject = loadManifestSchemaV1();
+
+function loadManifestSchemaV1(): JsonObject {
+  const schema: unknown = createRequire(import.meta.url)('../../schema/manifest-v1.schema.json');
+  if (!isJsonObject(schema)) throw new ToolsealError('INTERNAL', 'schema/manifest-v1.schema.json is not a JSON object');
+  return schema;
+}
 
 /** `$id` of format v1. */
 export const MANIFEST_SCHEMA_V1_ID = 'https://toolseal.dev/schema/manifest-v1.json';

@@ -15,6 +15,7 @@ export type { Sha256Digest } from '../core/digest.ts';
 export type { ParseLimits } from './parse.ts';
 export type { RefLimits } from './refs.ts';
 export { parseStrict, parseStrictText, defaultParseLimits } from './parse.ts';
+export { SIGNED_MANIFEST_PARSE_LIMITS } from './limits.ts';
 export { checkEnvelope, manifestSchemaV1 } from './envelope.ts';
 export { inlineSchemaRefs, defaultRefLimits } from './refs.ts';
 export { normaliseToolNames, assertNfcStable } from './names.ts';

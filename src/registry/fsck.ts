@@ -1,6 +1,6 @@
 // fsck: re-verify everything the store holds — bytes against digests, attestations, the log and its checkpoints.
 
-import { ToolsealError } from '../core/errors.ts';
+import { describeError } from '../core/errors.ts';
 import { computeDigest, type Sha256Digest } from '../core/digest.ts';
 import { buildJwks, verifyAttestation, type PublicJwk } from '../attest/index.ts';
 import {
@@ -192,8 +192,4 @@ function checkCheckpoints(
     }
   }
   return { count: checkpoints.length, signatures };
-}
-
-function describeError(error: unknown): string {
-  return error instanceof ToolsealError ? `${error.code}: ${error.message}` : String(error);
 }

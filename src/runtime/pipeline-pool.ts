@@ -4,7 +4,7 @@
 import { availableParallelism } from 'node:os';
 import type { PipelineLimits } from '../pipeline/index.ts';
 import type { PipelineOutput, PipelineRunner } from '../registry/pipeline-runner.ts';
-import { startWorkerPool } from './worker-thread.ts';
+import { startWorkerPool, workerModuleUrl } from './worker-thread.ts';
 
 /** A job for pipeline-pool-worker.ts. */
 export interface PipelineInput {
@@ -31,7 +31,7 @@ export interface PipelinePoolOptions {
  */
 export function startPipelinePool(size: number, options: PipelinePoolOptions = {}): PipelineRunner {
   const pool = startWorkerPool<PipelineInput, PipelineOutput>({
-    moduleUrl: new URL('./pipeline-pool-worker.ts', import.meta.url),
+    moduleUrl: workerModuleUrl('./pipeline-pool-worker', import.meta.url),
     size,
     role: 'pipeline',
     maxHeapMb: options.maxHeapMb ?? 512,

@@ -5,7 +5,7 @@ import { ToolsealError } from '../core/errors.ts';
 import type { PublisherRecord } from '../store/index.ts';
 import type { CommitOutcome, PublishCommitter } from '../registry/group-commit.ts';
 import type { PipelineOutput } from '../registry/pipeline-runner.ts';
-import { startWorkerPool, transferableBuffers } from './worker-thread.ts';
+import { startWorkerPool, transferableBuffers, workerModuleUrl } from './worker-thread.ts';
 
 export interface PublishWriterOptions {
   /** The registry's data folder (the writer opens its own connection to the same database). */
@@ -50,7 +50,7 @@ export function startPublishWriter(options: PublishWriterOptions): PublishCommit
     logOrigin: options.logOrigin,
   };
   const pool = startWorkerPool<PublishWriterInput, CommitOutcome>({
-    moduleUrl: new URL('./publish-writer-worker.ts', import.meta.url),
+    moduleUrl: workerModuleUrl('./publish-writer-worker', import.meta.url),
     size: 1,
     role: 'publish writer',
     maxHeapMb: options.maxHeapMb ?? 512,

@@ -1,9 +1,10 @@
-// Shared plumbing for the registry's worker threads (the pipeline pool, the publish writer): a TypeScript module
-// loaded in a worker, a fixed pool of such workers with a ready handshake, jobs and replies batched into one message
-// per turn of each event loop, and errors carried across the thread boundary with their code, message and pointer.
+// Shared plumbing for the registry's worker threads (the pipeline pool, the publish writer): a module loaded in a
+// worker (JavaScript from dist/ as it is, TypeScript from src/ through tsx), a fixed pool of such workers with a ready
+// handshake, jobs and replies batched into one message per turn of each event loop, and errors carried across the
+// thread boundary with their code, message and pointer.
 
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, extname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parentPort, Worker } from 'node:worker_threads';
 import { isToolsealError, ToolsealError, type ErrorCode } from '../core/errors.ts';
@@ -45,22 +46,38 @@ export function fromPostedError(posted: PostedError, what: string): ToolsealErro
   return new ToolsealError('INTERNAL', what, { cause: new Error(posted.failure) });
 }
 
+/** Extensions of modules that need tsx to load: a worker module running from src/. */
+const TYPESCRIPT_EXTENSION = /\.[cm]?tsx?$/;
+
 /**
- * Source for `new Worker(source, { eval: true })` that imports the TypeScript module at `moduleUrl`: it registers
- * tsx's loader first (Node 20 does not apply --import hooks to a worker's entry module). A failed import is
- * rethrown in the worker, so the parent sees an `error` event before any `ready` message.
+ * The URL of the worker module `stem` (a relative path without extension) beside the module at `parentUrl` (its
+ * `import.meta.url`), with that module's extension: `.ts` when running from src/ (tsx, vitest), `.js` from dist/.
  */
-function buildTsWorkerSource(moduleUrl: URL): string {
+export function workerModuleUrl(stem: string, parentUrl: string): URL {
+  const extension = extname(new URL(parentUrl).pathname);
+  if (extension === '') throw new ToolsealError('INTERNAL', `the module ${parentUrl} has no file extension`);
+  return new URL(stem + extension, parentUrl);
+}
+
+/**
+ * Source for `new Worker(source, { eval: true })` that imports the module at `moduleUrl`. JavaScript (dist/) is
+ * imported as it is. TypeScript (src/) goes through tsx, whose loader is registered first (Node 20 does not apply
+ * --import hooks to a worker's entry module), so tsx is resolved only then. A failed import is rethrown in the
+ * worker, so the parent sees an `error` event before any `ready` message.
+ */
+export function buildWorkerSource(moduleUrl: URL): string {
+  const rethrow = '.catch((error) => { process.nextTick(() => { throw error; }); });';
+  if (!TYPESCRIPT_EXTENSION.test(moduleUrl.pathname)) return `import(${JSON.stringify(moduleUrl.href)})\n  ${rethrow}`;
   const tsxApi = pathToFileURL(
     join(dirname(createRequire(import.meta.url).resolve('tsx/package.json')), 'dist/esm/api/index.mjs'),
   ).href;
   return `import(${JSON.stringify(tsxApi)})
   .then((tsx) => tsx.tsImport(${JSON.stringify(moduleUrl.href)}, ${JSON.stringify(import.meta.url)}))
-  .catch((error) => { process.nextTick(() => { throw error; }); });`;
+  ${rethrow}`;
 }
 
 export interface WorkerPoolOptions<Input> {
-  /** The worker module (TypeScript); it calls serveWorkerJobs. */
+  /** The worker module (see workerModuleUrl); it calls serveWorkerJobs. */
   moduleUrl: URL;
   size: number;
   /** What the workers do, for error messages: "pipeline", "publish writer". */
@@ -98,60 +115,102 @@ interface PooledWorker<Input, Output> {
  * fails with INTERNAL, naming the cause) rather than respawning in a loop. Idle workers do not keep the process alive.
  */
 export function startWorkerPool<Input, Output>(options: WorkerPoolOptions<Input>): WorkerPool<Input, Output> {
-  const { role } = options;
-  if (!Number.isSafeInteger(options.size) || options.size < 1)
-    throw new ToolsealError('BAD_REQUEST', `a ${role} pool needs at least one worker`);
-  // Built here, not at import, so nothing running inline ever needs tsx resolved.
-  const source = buildTsWorkerSource(options.moduleUrl);
-  let nextId = 0;
-  let closed = false;
-  let startupFailure: unknown;
-  const workers: PooledWorker<Input, Output>[] = [];
-  const starting = options.size === 1 ? `the ${role} thread` : `the ${role} workers`;
-  const startupError = (): ToolsealError =>
-    new ToolsealError('INTERNAL', `${starting} could not start`, { cause: startupFailure });
-  let settleReadiness: () => void = () => {};
-  const readiness = new Promise<void>((resolve, reject) => {
-    settleReadiness = () => (startupFailure === undefined ? resolve() : reject(startupError()));
-  });
-  readiness.catch(() => {}); // also reported by every run() and by whenReady()
+  if (!Number.isSafeInteger(options.size) || options.size < 1) {
+    throw new ToolsealError('BAD_REQUEST', `a ${options.role} pool needs at least one worker`);
+  }
+  const pool = new FixedWorkerPool<Input, Output>(options);
+  return { run: (input) => pool.run(input), whenReady: () => pool.readiness, close: () => pool.close() };
+}
 
-  const settle = (pooled: PooledWorker<Input, Output>, reply: WorkerReply<Output>): void => {
+class FixedWorkerPool<Input, Output> {
+  readonly readiness: Promise<void>;
+  private readonly source: string;
+  private readonly workers: PooledWorker<Input, Output>[] = [];
+  private readonly starting: string;
+  private nextId = 0;
+  private closed = false;
+  private startupFailure: unknown;
+  private flushScheduled = false;
+  private settleReadiness: () => void = () => {};
+
+  constructor(private readonly options: WorkerPoolOptions<Input>) {
+    // Built here, not at import, so nothing running inline ever needs tsx resolved.
+    this.source = buildWorkerSource(options.moduleUrl);
+    this.starting = options.size === 1 ? `the ${options.role} thread` : `the ${options.role} workers`;
+    this.readiness = new Promise<void>((resolve, reject) => {
+      this.settleReadiness = () => (this.startupFailure === undefined ? resolve() : reject(this.startupError()));
+    });
+    this.readiness.catch(() => {}); // also reported by every run() and by whenReady()
+    for (let slot = 0; slot < options.size; slot++) this.workers.push(this.spawn(slot));
+  }
+
+  run(input: Input): Promise<Output> {
+    if (this.closed) return Promise.reject(new ToolsealError('INTERNAL', `the ${this.options.role} pool is closed`));
+    if (this.startupFailure !== undefined) return Promise.reject(this.startupError());
+    let chosen = this.workers[0]!;
+    for (const candidate of this.workers) if (candidate.inFlight.size < chosen.inFlight.size) chosen = candidate;
+    const job: WorkerJob<Input> = { id: this.nextId++, input };
+    return new Promise<Output>((resolve, reject) => {
+      chosen.inFlight.set(job.id, { resolve, reject });
+      if (chosen.inFlight.size === 1) chosen.worker.ref();
+      chosen.outbox.push(job);
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => this.flushOutboxes());
+      }
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all(this.workers.map((pooled) => pooled.worker.terminate()));
+  }
+
+  private startupError(): ToolsealError {
+    return new ToolsealError('INTERNAL', `${this.starting} could not start`, { cause: this.startupFailure });
+  }
+
+  private settle(pooled: PooledWorker<Input, Output>, reply: WorkerReply<Output>): void {
     const pending = pooled.inFlight.get(reply.id);
     if (!pending) return;
     pooled.inFlight.delete(reply.id);
     if (pooled.inFlight.size === 0) pooled.worker.unref();
     if ('output' in reply) pending.resolve(reply.output);
-    else pending.reject(fromPostedError(reply, `the ${role} failed unexpectedly`));
-  };
-  const transferOfJobs = (jobs: WorkerJob<Input>[]): ArrayBuffer[] | undefined =>
+    else pending.reject(fromPostedError(reply, `the ${this.options.role} failed unexpectedly`));
+  }
+
+  private transferOfJobs(jobs: WorkerJob<Input>[]): ArrayBuffer[] | undefined {
+    const { transferOf } = this.options;
     // A buffer shared by two jobs is moved once (structured cloning keeps both views of it).
-    options.transferOf ? [...new Set(jobs.flatMap((job) => options.transferOf!(job.input)))] : undefined;
+    return transferOf ? [...new Set(jobs.flatMap((job) => transferOf(job.input)))] : undefined;
+  }
+
   /** Post a ready worker's outbox as one message. A job that cannot be posted (not cloneable) fails alone. */
-  const postOutbox = (pooled: PooledWorker<Input, Output>): void => {
+  private postOutbox(pooled: PooledWorker<Input, Output>): void {
     if (!pooled.ready || pooled.outbox.length === 0) return;
     const jobs = pooled.outbox;
     pooled.outbox = [];
     try {
-      pooled.worker.postMessage(jobs, transferOfJobs(jobs));
+      pooled.worker.postMessage(jobs, this.transferOfJobs(jobs));
     } catch {
       for (const job of jobs) {
         try {
-          pooled.worker.postMessage([job], transferOfJobs([job]));
+          pooled.worker.postMessage([job], this.transferOfJobs([job]));
         } catch (cause) {
-          settle(pooled, { id: job.id, ...toPostedError(cause) });
+          this.settle(pooled, { id: job.id, ...toPostedError(cause) });
         }
       }
     }
-  };
-  let flushScheduled = false;
-  const flushOutboxes = (): void => {
-    flushScheduled = false;
-    for (const pooled of workers) postOutbox(pooled);
-  };
+  }
 
-  const spawn = (slot: number): PooledWorker<Input, Output> => {
-    const worker = new Worker(source, {
+  private flushOutboxes(): void {
+    this.flushScheduled = false;
+    for (const pooled of this.workers) this.postOutbox(pooled);
+  }
+
+  private spawn(slot: number): PooledWorker<Input, Output> {
+    const { options } = this;
+    const worker = new Worker(this.source, {
       eval: true,
       workerData: options.workerData,
       resourceLimits: { maxOldGenerationSizeMb: options.maxHeapMb },
@@ -160,54 +219,31 @@ export function startWorkerPool<Input, Output>(options: WorkerPoolOptions<Input>
     worker.unref();
     worker.on('message', (message: WorkerMessage<Output>) => {
       if (Array.isArray(message)) {
-        for (const reply of message) settle(pooled, reply);
+        for (const reply of message) this.settle(pooled, reply);
         return;
       }
       pooled.ready = true;
-      if (workers.every((candidate) => candidate.ready)) settleReadiness();
-      postOutbox(pooled);
+      if (this.workers.every((candidate) => candidate.ready)) this.settleReadiness();
+      this.postOutbox(pooled);
     });
-    const fail = (cause: unknown): void => {
-      for (const pending of pooled.inFlight.values())
-        pending.reject(new ToolsealError('INTERNAL', `a ${role} worker stopped`, { cause }));
-      pooled.inFlight.clear();
-      pooled.outbox = [];
-      if (closed || workers[slot] !== pooled) return;
-      if (pooled.ready) workers[slot] = spawn(slot);
-      else {
-        startupFailure ??= cause;
-        settleReadiness();
-      }
-    };
-    worker.on('error', fail);
-    worker.on('exit', (code) => fail(new Error(`${role} worker exited with code ${code}`)));
+    worker.on('error', (cause) => this.fail(pooled, slot, cause));
+    worker.on('exit', (code) => this.fail(pooled, slot, new Error(`${options.role} worker exited with code ${code}`)));
     return pooled;
-  };
-  for (let slot = 0; slot < options.size; slot++) workers.push(spawn(slot));
+  }
 
-  return {
-    run(input) {
-      if (closed) return Promise.reject(new ToolsealError('INTERNAL', `the ${role} pool is closed`));
-      if (startupFailure !== undefined) return Promise.reject(startupError());
-      let chosen = workers[0]!;
-      for (const candidate of workers) if (candidate.inFlight.size < chosen.inFlight.size) chosen = candidate;
-      const job: WorkerJob<Input> = { id: nextId++, input };
-      return new Promise<Output>((resolve, reject) => {
-        chosen.inFlight.set(job.id, { resolve, reject });
-        if (chosen.inFlight.size === 1) chosen.worker.ref();
-        chosen.outbox.push(job);
-        if (!flushScheduled) {
-          flushScheduled = true;
-          setImmediate(flushOutboxes);
-        }
-      });
-    },
-    whenReady: () => readiness,
-    async close() {
-      closed = true;
-      await Promise.all(workers.map((pooled) => pooled.worker.terminate()));
-    },
-  };
+  private fail(pooled: PooledWorker<Input, Output>, slot: number, cause: unknown): void {
+    for (const pending of pooled.inFlight.values()) {
+      pending.reject(new ToolsealError('INTERNAL', `a ${this.options.role} worker stopped`, { cause }));
+    }
+    pooled.inFlight.clear();
+    pooled.outbox = [];
+    if (this.closed || this.workers[slot] !== pooled) return;
+    if (pooled.ready) this.workers[slot] = this.spawn(slot);
+    else {
+      this.startupFailure ??= cause;
+      this.settleReadiness();
+    }
+  }
 }
 
 /**

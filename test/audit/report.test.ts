@@ -1,9 +1,8 @@
 // How the auditor words errors in its problems (src/audit/report.ts), through the real registry client.
 
 import { describe, expect, it } from 'vitest';
-import { describeError, describeFetchFailure } from '../../src/audit/report.ts';
+import { describeFetchFailure } from '../../src/audit/report.ts';
 import { RegistryClient } from '../../src/client/registry-client.ts';
-import { ToolsealError } from '../../src/core/errors.ts';
 
 async function failedGet(fetchStub: typeof fetch): Promise<unknown> {
   return new RegistryClient('http://registry.test', { fetch: fetchStub }).getBytes('/v1/log/checkpoint').then(
@@ -32,13 +31,5 @@ describe('describeFetchFailure', () => {
     const refusal = await failedGet(async () => Response.json({ code: 'INTERNAL', detail: 'boom' }, { status: 500 }));
     expect(describeFetchFailure(refusal)).toBe('/v1/log/checkpoint: HTTP 500 INTERNAL: boom');
     expect(describeFetchFailure('plain')).toBe('plain');
-  });
-});
-
-describe('describeError', () => {
-  it('prefixes a ToolsealError with its code', () => {
-    expect(describeError(new ToolsealError('PROOF_INVALID', 'no'))).toBe('PROOF_INVALID: no');
-    expect(describeError(new Error('plain'))).toBe('plain');
-    expect(describeError(7)).toBe('7');
   });
 });

@@ -175,7 +175,7 @@ describe('errors never leak server paths or internals', () => {
     await collect(postManifest(env.app, manifestBytes()));
     await collect(env.app.request('/v1/manifests/io.github.acme/widgets/9.9.9'));
     await collect(env.app.request('/v1/manifests?cursor=zz'));
-    await collect(env.app.request('/v1/blobs/sha256:' + '0'.repeat(64)));
+    await collect(env.app.request(`/v1/blobs/sha256:${'0'.repeat(64)}`));
     await collect(postYank(env.app, PATH, { reason: '' }, env.token));
 
     // Another process rotates the key (as `toolseal keys rotate` would) and the new private key file goes missing:

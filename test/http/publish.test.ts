@@ -437,7 +437,7 @@ describe('POST /v1/manifests: refusals store nothing', () => {
     const env = createTestEnv();
     const before = snapshotDb(env.store);
     const manifest = JSON.stringify(makeManifest());
-    const oversized = manifest.slice(0, -1) + ' '.repeat(1024 * 1024 + 1 - manifest.length) + '}';
+    const oversized = `${manifest.slice(0, -1) + ' '.repeat(1024 * 1024 + 1 - manifest.length)}}`;
     expect(oversized.length).toBe(1024 * 1024 + 1);
     await expectProblem(
       await postManifest(env.app, oversized, env.token, { 'Content-Length': String(oversized.length) }),
@@ -467,7 +467,7 @@ describe('POST /v1/manifests: refusals store nothing', () => {
     const manifest = JSON.stringify(makeManifest());
     const env = createTestEnv({ limits: { maxBytes: manifest.length } });
     const before = snapshotDb(env.store);
-    await expectProblem(await postManifest(env.app, manifest + ' ', env.token), 'TOO_LARGE');
+    await expectProblem(await postManifest(env.app, `${manifest} `, env.token), 'TOO_LARGE');
     expect(snapshotDb(env.store)).toEqual(before);
     expect((await postManifest(env.app, manifest, env.token)).status).toBe(201);
     env.close();

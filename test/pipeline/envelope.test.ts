@@ -8,7 +8,7 @@ import { buildLargeManifest } from '../../scripts/generate-large-manifest.ts';
 import { vectorPath } from '../helpers/pipeline-helpers.ts';
 
 // The real-world corpus (MCP tools/list captures) lives in test/vectors/corpus.
-const corpusDir = vectorPath('corpus') + '/';
+const corpusDir = `${vectorPath('corpus')}/`;
 const manifestsDir = new URL('../../manifests/', import.meta.url);
 
 function parse(value: unknown): ParseResult {
@@ -106,12 +106,12 @@ describe('checkEnvelope: accepts', () => {
     const manifest = checkEnvelope(parseStrict(bytes));
     expect(manifest.name).toMatch(/^io\.github\.acme\//);
     const text = bytes.toString('utf8');
-    expect(text).toBe(JSON.stringify(JSON.parse(text), null, 2) + '\n');
+    expect(text).toBe(`${JSON.stringify(JSON.parse(text), null, 2)}\n`);
   });
 
   it('large-catalog.json is exactly what the generator produces', () => {
     const text = readFileSync(new URL('large-catalog.json', manifestsDir), 'utf8');
-    expect(text).toBe(JSON.stringify(buildLargeManifest(), null, 2) + '\n');
+    expect(text).toBe(`${JSON.stringify(buildLargeManifest(), null, 2)}\n`);
   });
 
   it('the NFD tool name passes untouched (NFC is a later stage)', () => {
@@ -351,7 +351,7 @@ describe('checkEnvelope: refuses unknown fields with UNKNOWN_FIELD at the member
           });
           const error = refusal(manifest);
           expect(error.code).toBe('UNKNOWN_FIELD');
-          expect(error.pointer).toBe('/tools/0/' + key.replace(/~/g, '~0').replace(/\//g, '~1'));
+          expect(error.pointer).toBe(`/tools/0/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`);
         },
       ),
       { numRuns: 200 },

@@ -2,7 +2,7 @@
 // cross the thread boundary fails only its own jobs.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ToolsealError } from '../../src/core/errors.ts';
+import type { ToolsealError } from '../../src/core/errors.ts';
 import { startWorkerPool, type WorkerPool } from '../../src/runtime/worker-thread.ts';
 import type { BatchingJob, BatchingReply } from '../fixtures/batching-worker.ts';
 

@@ -8,7 +8,7 @@ import {
   verifyFetched,
   type FetchVerifiedOptions,
   type VerifyFetchedInput,
-} from '../../src/host/index.ts';
+} from '../../src/verify/index.ts';
 import { computeKid, type Jwks, type JwksKey } from '../../src/attest/index.ts';
 import { computeDigest, type Sha256Digest } from '../../src/pipeline/index.ts';
 import { formatTlogProof, formatVerifierString, parseNote, signNote } from '../../src/log/index.ts';
@@ -301,7 +301,7 @@ describe('fetchVerified: refusals, each with its code', () => {
     const origin = real.registry.log.origin;
     fake.rewrite = (path, response) => {
       if (path === '/v1/log/key')
-        return { ...response, body: Buffer.from(formatVerifierString(origin, privateKey) + '\n') };
+        return { ...response, body: Buffer.from(`${formatVerifierString(origin, privateKey)}\n`) };
       if (!path.startsWith('/v1/attestations/')) return response;
       const body = jsonBody(response) as { bindings: { inclusionProof: { checkpoint: string } }[] };
       for (const binding of body.bindings) {

@@ -1,0 +1,83 @@
+// GET /v1/manifests (search, paged by an opaque cursor), a manifest's versions, a version's exact bytes (through the
+// verified cache), `latest` as a 302 (RFC 9110 §15.4.3) and the version's attestation (RFC 7515 §7.2 flattened JWS).
+
+import { computeSha256Hex } from '../../core/digest.ts';
+import { ToolsealError } from '../../core/errors.ts';
+import { formatManifestRef } from '../../protocol/manifest-ref.ts';
+import { attestationPath, ROUTES, versionPath } from '../../protocol/routes.ts';
+import { JOSE_JSON_CONTENT_TYPE, type ManifestListResponse, type VersionListResponse } from '../../protocol/wire.ts';
+import type { Registry } from '../../registry/index.ts';
+import { type App, readManifestName } from '../app-env.ts';
+import { IMMUTABLE_CACHE_CONTROL, type ImmutableBodyCache, sendVerifiedBody } from '../immutable-body-cache.ts';
+
+export function mountManifestRoutes(app: App, registry: Registry, cache: ImmutableBodyCache): void {
+  app.get(ROUTES.manifests, (c) => {
+    const query = c.req.query('q') || undefined;
+    const limitText = c.req.query('limit');
+    const limit = limitText === undefined ? 50 : Number(limitText);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 200)
+      throw new ToolsealError('BAD_REQUEST', 'limit must be an integer from 1 to 200');
+    const cursor = c.req.query('cursor');
+    const after = cursor ? decodeCursor(cursor) : undefined;
+    const { items, nextAfter } = registry.listManifests(query, after, limit);
+    return c.json({
+      items: items.map((item) => ({ ...item, url: versionPath(item.name, item.latestVersion) })),
+      nextCursor: nextAfter === undefined ? null : encodeCursor(nextAfter),
+    } satisfies ManifestListResponse);
+  });
+
+  app.get(ROUTES.manifest, (c) => {
+    const name = readManifestName(c);
+    const versions = registry.listVersions(name);
+    return c.json({
+      name,
+      versions: versions.map((v) => ({
+        version: v.version,
+        digest: v.digest,
+        status: v.status,
+        storedAt: v.storedAt,
+        ...(v.status === 'yanked' ? { yankReason: v.yankReason, yankedAt: v.yankedAt } : {}),
+      })),
+    } satisfies VersionListResponse);
+  });
+
+  app.get(ROUTES.version, (c) => {
+    const name = readManifestName(c);
+    const version = c.req.param('version');
+    if (version === 'latest') {
+      const latest = registry.resolveLatest(name);
+      c.header('Cache-Control', 'no-cache');
+      return c.redirect(versionPath(name, latest), 302);
+    }
+    const key = `v:${formatManifestRef(name, version)}`;
+    let entry = cache.get(key);
+    if (!entry) {
+      const stored = registry.getManifest(name, version);
+      const link = `<${attestationPath(name, version)}>; rel="attestation"; type="${JOSE_JSON_CONTENT_TYPE}"`;
+      entry = cache.put(key, stored.bytes, stored.digest, link);
+    }
+    return sendVerifiedBody(entry, c.req.header('If-None-Match'));
+  });
+
+  app.get(ROUTES.attestation, (c) => {
+    const record = registry.getVersionRecord(readManifestName(c), c.req.param('version'));
+    return c.body(new Uint8Array(record.attestation), 200, {
+      'Content-Type': JOSE_JSON_CONTENT_TYPE,
+      'Cache-Control': IMMUTABLE_CACHE_CONTROL,
+      ETag: `"sha256:${computeSha256Hex(record.attestation)}"`,
+    });
+  });
+}
+
+/** The cursor is the last name of a page, base64url (RFC 4648 §5) so it reads as opaque. */
+function encodeCursor(after: string): string {
+  return Buffer.from(after, 'utf8').toString('base64url');
+}
+
+function decodeCursor(cursor: string): string {
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  if (!/^[A-Za-z0-9_-]+$/.test(cursor) || text.length === 0 || !text.includes('/')) {
+    throw new ToolsealError('BAD_REQUEST', 'cursor is not one this registry issued');
+  }
+  return text;
+}

@@ -1,0 +1,55 @@
+// POST /v1/manifests: authenticate (RFC 6750 §2.1) before a byte of the body is read, publish, answer 201 Created
+// (or 200 for the same bytes again) with Location (RFC 9110 §10.2.2) and the PublishResponse body.
+
+import { readBearerToken } from '../auth.ts';
+import { readBodyWithin } from '../body.ts';
+import { formatInclusionProofDto, formatTlogProofText } from '../inclusion-proof.ts';
+import { ROUTES, versionPath } from '../../protocol/routes.ts';
+import { JSON_CONTENT_TYPE, type PublishResponse } from '../../protocol/wire.ts';
+import type { PublishOutcome, Registry } from '../../registry/index.ts';
+import type { App } from '../app-env.ts';
+
+export function mountPublishRoutes(app: App, registry: Registry, maxBodyBytes: number): void {
+  app.post(
+    ROUTES.manifests,
+    (c, next) => {
+      // 401 before reading a byte of the body.
+      c.set('publisher', registry.authenticate(readBearerToken(c.req.header('Authorization'))));
+      return next();
+    },
+    async (c) => {
+      // Bytes, never c.req.json()/text(): those accept duplicate keys, round big integers, drop a BOM.
+      const bytes = await readBodyWithin(c, maxBodyBytes, 'manifest body');
+      const outcome = await registry.publish(bytes, c.get('publisher'));
+      c.header('Location', versionPath(outcome.record.name, outcome.record.version));
+      return c.body(formatPublishBody(outcome), outcome.created ? 201 : 200, { 'Content-Type': JSON_CONTENT_TYPE });
+    },
+  );
+}
+
+type PublishHead = Pick<PublishResponse, 'name' | 'version' | 'digest' | 'size'>;
+type PublishTail = Omit<PublishResponse, keyof PublishHead | 'attestation'>;
+
+/**
+ * The PublishResponse as JSON text. The attestation is embedded as the stored bytes themselves (JCS JSON, just
+ * signed and stored): parsing and re-serialising it per publish would only spend time writing the same text.
+ */
+export function formatPublishBody(outcome: PublishOutcome): string {
+  const { record } = outcome;
+  const head = JSON.stringify({
+    name: record.name,
+    version: record.version,
+    digest: record.digest as PublishResponse['digest'],
+    size: outcome.size,
+  } satisfies PublishHead);
+  const tail = JSON.stringify({
+    renamedTools: outcome.renamedTools,
+    status: record.status,
+    storedAt: record.storedAt,
+    logIndex: record.logIndex,
+    inclusionProof: formatInclusionProofDto(outcome.inclusion),
+    tlogProof: formatTlogProofText(outcome.inclusion),
+    url: versionPath(record.name, record.version),
+  } satisfies PublishTail);
+  return `${head.slice(0, -1)},"attestation":${record.attestation.toString('utf8')},${tail.slice(1)}`;
+}

@@ -1,0 +1,46 @@
+// Public face of src/verify: fetch a manifest and everything that proves it, then verify it all before returning
+// a byte (the host's front door). One stage per file: pin.ts, attestation.ts, subject.ts, log-evidence.ts, chained
+// by verify-fetched.ts; bindings.ts reads the registry's bindings; fetch-verified.ts does the fetching.
+//
+// Trust model. Nothing the registry *says* is trusted; only what it can *prove*:
+//   - the digest is recomputed from the bytes (sha256), never read from a header or a JSON field;
+//   - the attestation must be signed by a key of the pinned JWKS (options.jwks / options.pinnedKeys), or of the
+//     registry's own JWKS when none is pinned, and that key must have been valid when the registry stored it;
+//   - its subject must be exactly the name@version asked for and the recomputed digest, and the bytes must
+//     declare that same name and version themselves;
+//   - the exact attestation bytes must be a leaf (RFC 6962 hashLeaf) of the transparency log, proven by an
+//     inclusion proof up to a checkpoint signed by the log key;
+//   - with a pin (options.expectedDigest, or a lockfile entry) the bytes must be exactly the pinned ones.
+//
+// Trust on first use. When options.jwks and options.logKey are not given they are fetched from the same
+// registry: that proves the registry is self-consistent (and that its log holds what it signed), not that it
+// is the registry you meant. Pin both (the log key is its C2SP verifier string, from GET /v1/log/key) to get
+// protection against a registry that is itself compromised; a lockfile pin protects pinned versions either way.
+//
+// Error codes (ToolsealError.code), in the order the checks run:
+//   PIN_MISMATCH      the bytes are not the pinned digest (checked first: a pin needs no registry evidence)
+//   UNKNOWN_KEY       no usable key with the attestation's kid (a JWKS entry whose kid is not its RFC 7638
+//                     thumbprint, or that is not an Ed25519 public key, is ignored)
+//   SIGNATURE_INVALID the attestation is not a well-formed JWS or its signature does not verify
+//   KEY_NOT_VALID     the key's nbf/exp window does not contain the attestation's storedAt
+//   SUBJECT_MISMATCH  the attestation (or the bytes' own name/version) is for another name@version
+//   DIGEST_MISMATCH   sha256(bytes) is not the attested digest (tampered or swapped bytes)
+//   NOT_IN_LOG        any failure of the log evidence: no proof, a malformed proof, a checkpoint not signed by
+//                     the log key (another key, a bad signature, another origin), a proof that does not lead
+//                     from the attestation's leaf to the checkpoint's root. One code on purpose:
+//                     SIGNATURE_INVALID / UNKNOWN_KEY always mean the *attestation*, so a caller can tell a bad
+//                     registry signature from bad log evidence; the message and `cause` say which part failed.
+//   FETCH_FAILED      transport: unreachable, timeout, non-2xx, redirect, oversized or malformed response
+//   NOT_FOUND         the registry answered 404 NOT_FOUND for the manifest or blob
+//   BAD_REQUEST       a malformed reference or option (ref syntax, several bindings and no options.name...)
+
+export { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT_MS } from '../client/registry-client.ts';
+export { parseManifestRef, type ManifestRef } from '../protocol/manifest-ref.ts';
+export { fetchVerified, type FetchedManifest, type FetchVerifiedOptions } from './fetch-verified.ts';
+export type { InclusionEvidence, VerifiedCheckpoint } from './log-evidence.ts';
+export {
+  verifyFetched,
+  type VerifiedManifest,
+  type VerifyExpectation,
+  type VerifyFetchedInput,
+} from './verify-fetched.ts';

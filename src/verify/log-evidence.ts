@@ -1,0 +1,126 @@
+// Log-evidence stage: the attestation is an RFC 6962 §2.1 leaf, proven (RFC 9162 §2.1.3) up to a C2SP checkpoint.
+
+import { decodeBase64Strict, encodeBase64 } from '../core/bytes.ts';
+import { ToolsealError } from '../core/errors.ts';
+import {
+  hashLeaf,
+  parseTlogProof,
+  parseVerifierString,
+  verifyCheckpoint,
+  verifyInclusionProof,
+  type NoteVerifier,
+} from '../log/index.ts';
+
+/** Evidence that an attestation is in the log: as served under `inclusionProof`, or a C2SP tlog-proof text. */
+export type InclusionEvidence =
+  | {
+      /** Leaf index. */
+      index: number;
+      /** Tree size the proof is for; when given it must equal the checkpoint's. */
+      size?: number;
+      /** Sibling hashes, leaf to root: base64 strings or 32-byte arrays. */
+      hashes: readonly (string | Uint8Array)[];
+      /** The signed checkpoint (C2SP signed note), verbatim. */
+      checkpoint: string;
+    }
+  | string;
+
+export interface VerifiedCheckpoint {
+  origin: string;
+  size: number;
+  /** Base64 RFC 6962 root hash. */
+  rootHash: string;
+  /** The signed note, verbatim. */
+  note: string;
+}
+
+export interface ProvenInclusion {
+  /** The proven leaf index of the attestation. */
+  index: number;
+  checkpoint: VerifiedCheckpoint;
+}
+
+/** The evidence once read: a leaf index, the sibling hashes and the signed note. */
+interface ReadEvidence {
+  index: number;
+  size: number | undefined;
+  hashes: Uint8Array[];
+  note: string;
+}
+
+/**
+ * Prove that `attestation` (its exact bytes) is leaf `expectedIndex` (when given) of the log `logKey` signs.
+ * A malformed `logKey` is the caller's BAD_REQUEST; every failure of the evidence itself is NOT_IN_LOG, its
+ * message naming the part that failed (malformed proof, checkpoint signature, proof verification).
+ */
+export function verifyLogEvidence(
+  attestation: Uint8Array,
+  inclusion: InclusionEvidence | undefined,
+  logKey: string | NoteVerifier,
+  expectedIndex: number | undefined,
+): ProvenInclusion {
+  const verifier = toVerifier(logKey);
+  if (inclusion === undefined || inclusion === null) {
+    throw new ToolsealError('NOT_IN_LOG', 'there is no inclusion proof for this attestation');
+  }
+  let stage = 'the inclusion proof is malformed';
+  try {
+    const { index, size, hashes, note } = readEvidence(inclusion);
+    if (expectedIndex !== undefined && index !== expectedIndex)
+      throw new Error(`it is for leaf ${index}, not the claimed log index ${expectedIndex}`);
+    stage = 'the checkpoint is not signed by the log key';
+    const checkpoint = verifyCheckpoint(note, verifier, { origin: verifier.name });
+    stage = 'the inclusion proof does not verify';
+    if (size !== undefined && size !== checkpoint.size)
+      throw new Error(`it is for tree size ${size}, the checkpoint for ${checkpoint.size}`);
+    verifyInclusionProof(hashLeaf(attestation), index, checkpoint.size, hashes, checkpoint.rootHash);
+    const { origin, size: treeSize, rootHash } = checkpoint;
+    return { index, checkpoint: { origin, size: treeSize, rootHash: encodeBase64(rootHash), note } };
+  } catch (cause) {
+    const detail = cause instanceof Error ? cause.message : String(cause);
+    throw new ToolsealError(
+      'NOT_IN_LOG',
+      `the attestation is not proven to be in the log ${verifier.name}: ${stage} (${detail})`,
+      { cause },
+    );
+  }
+}
+
+const parsedVerifiers = new Map<string, NoteVerifier>();
+
+/** The note verifier of a C2SP verifier string (memoised), or the verifier itself. */
+function toVerifier(logKey: string | NoteVerifier): NoteVerifier {
+  if (typeof logKey !== 'string') return logKey;
+  let verifier = parsedVerifiers.get(logKey);
+  if (!verifier) {
+    verifier = parseVerifierString(logKey.trim());
+    if (parsedVerifiers.size > 100) parsedVerifiers.clear();
+    parsedVerifiers.set(logKey, verifier);
+  }
+  return verifier;
+}
+
+/** Read either form of the evidence; a plain Error (turned into NOT_IN_LOG by the caller) when malformed. */
+function readEvidence(inclusion: InclusionEvidence): ReadEvidence {
+  if (typeof inclusion === 'string') {
+    const parsed = parseTlogProof(inclusion);
+    return { index: parsed.index, size: undefined, hashes: parsed.proof, note: parsed.checkpoint };
+  }
+  if (typeof inclusion !== 'object' || !Array.isArray(inclusion.hashes) || typeof inclusion.checkpoint !== 'string') {
+    throw new Error('expected {index, hashes, checkpoint}');
+  }
+  return {
+    index: inclusion.index,
+    size: inclusion.size,
+    hashes: inclusion.hashes.map(decodeHash),
+    note: inclusion.checkpoint,
+  };
+}
+
+/** A sibling hash: 32 bytes as given, or strict RFC 4648 §4 base64. */
+function decodeHash(value: string | Uint8Array, position: number): Uint8Array {
+  if (value instanceof Uint8Array) return value;
+  const bytes = typeof value === 'string' ? decodeBase64Strict(value) : undefined;
+  if (bytes === undefined) throw new Error(`proof hash ${position} is not base64`);
+  return bytes;
+}

@@ -1,0 +1,88 @@
+// verifyFetched: the stages in order (pin, attestation, subject, log evidence; see ./index.ts), pure and synchronous.
+
+import type { Jwks, JwksKey, PublishStatement } from '../attest/index.ts';
+import { computeDigest, type Sha256Digest } from '../core/digest.ts';
+import { ToolsealError } from '../core/errors.ts';
+import type { NoteVerifier } from '../log/index.ts';
+import type { Manifest } from '../pipeline/envelope.ts';
+import { verifyAttestationWithKeys } from './attestation.ts';
+import { type InclusionEvidence, type VerifiedCheckpoint, verifyLogEvidence } from './log-evidence.ts';
+import { checkPinnedDigest } from './pin.ts';
+import { verifyDeclaredSubject } from './subject.ts';
+
+export interface VerifyExpectation {
+  /** Manifest name (`namespace/name`) asked for; the attestation subject must match. */
+  name?: string;
+  /** Exact version asked for; the attestation subject must match. */
+  version?: string;
+  /** A pinned digest (lockfile, configuration): anything else is PIN_MISMATCH, whatever is signed. */
+  digest?: Sha256Digest;
+  /** The log index the registry claims; the proof must be for that index. */
+  logIndex?: number;
+}
+
+export interface VerifyFetchedInput {
+  /** The manifest bytes exactly as received. */
+  bytes: Uint8Array;
+  /** The attestation bytes exactly as logged (a JCS flattened JWS). */
+  attestation: Uint8Array;
+  /** The inclusion proof of the attestation; undefined is NOT_IN_LOG. */
+  inclusion: InclusionEvidence | undefined;
+  /** Keys the attestation may be signed with (pinned, or the registry's). */
+  jwks: Jwks | readonly JwksKey[];
+  /** The log's C2SP note verifier string (or a parsed verifier); the checkpoint origin must be its name. */
+  logKey: string | NoteVerifier;
+  expected?: VerifyExpectation;
+}
+
+export interface VerifiedManifest {
+  /** The verified bytes: hand exactly these (or `manifest`, parsed from them) to the model and router. */
+  bytes: Uint8Array;
+  /** `bytes` parsed (strictly). */
+  manifest: Manifest;
+  /** sha256 of `bytes`, recomputed here. */
+  digest: Sha256Digest;
+  name: string;
+  version: string;
+  /** The attestation bytes exactly as verified and found in the log. */
+  attestation: Uint8Array;
+  statement: PublishStatement;
+  kid: string;
+  storedAt: string;
+  /** The proven log index of the attestation. */
+  logIndex: number;
+  checkpoint: VerifiedCheckpoint;
+}
+
+/**
+ * Every host-side check on in-memory inputs, synchronously: no network, no clock, no database.
+ * Throws ToolsealError with the codes, in the order, listed in ./index.ts; returns what was proven.
+ */
+export function verifyFetched(input: VerifyFetchedInput): VerifiedManifest {
+  const { bytes, attestation, expected = {} } = input;
+  if (!(bytes instanceof Uint8Array) || !(attestation instanceof Uint8Array)) {
+    throw new ToolsealError('BAD_REQUEST', 'bytes and attestation must be Uint8Arrays');
+  }
+  const digest = computeDigest(bytes);
+  checkPinnedDigest(digest, expected);
+  const verified = verifyAttestationWithKeys(attestation, input.jwks, {
+    ...(expected.name === undefined ? {} : { name: expected.name }),
+    ...(expected.version === undefined ? {} : { version: expected.version }),
+    digest,
+  });
+  const manifest = verifyDeclaredSubject(bytes, verified.subjectName);
+  const proven = verifyLogEvidence(attestation, input.inclusion, input.logKey, expected.logIndex);
+  return {
+    bytes,
+    manifest,
+    digest,
+    name: manifest.name,
+    version: manifest.version,
+    attestation,
+    statement: verified.statement,
+    kid: verified.kid,
+    storedAt: verified.statement.predicate.storedAt,
+    logIndex: proven.index,
+    checkpoint: proven.checkpoint,
+  };
+}
