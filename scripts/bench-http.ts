@@ -1,4 +1,5 @@
 // HTTP bench: figures as ratios against baselines measured in the same run, so a noisy shared machine moves both.
+// Over 400 lines: three measurements sharing one harness (servers, paired baselines, the load generator's workers).
 //   1. GET by version through a real toolseal server vs a bare node:http server serving the same bytes and headers.
 //   2. Publish over HTTP (distinct versions, synchronous=FULL on a temp dir) at several loads, as `toolseal serve` runs
 //      it here (pipeline workers and a writer thread) and all on the event loop, vs the in-process pipeline on the same bytes.

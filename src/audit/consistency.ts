@@ -5,11 +5,12 @@ import { decodeBase64Strict, encodeBase64, equalBytes } from '../core/bytes.ts';
 import { ToolsealError, describeError } from '../core/errors.ts';
 import { isJsonObject } from '../core/json.ts';
 import type { Checkpoint } from '../log/checkpoint.ts';
-import { HASH_SIZE, verifyConsistencyProof } from '../log/merkle.ts';
+import { HASH_SIZE } from '../log/merkle.ts';
 import { parseStrict } from '../pipeline/parse.ts';
 import { consistencyProofPath } from '../protocol/routes.ts';
 import { type AuditRun, addProblem, describeFetchFailure } from './report.ts';
 import type { AuditState } from './state.ts';
+import { verifyConsistencyProof } from '../log/merkle-verify.ts';
 
 /**
  * Check `checkpoint` against the run's remembered state and set `report.consistency`. False when the audit must

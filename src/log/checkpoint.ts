@@ -10,8 +10,9 @@
 
 import { ToolsealError } from '../core/errors.ts';
 import { decodeBase64Strict, encodeBase64, equalBytes, hasLoneSurrogate } from '../core/bytes.ts';
-import { HASH_SIZE, hashEmpty, verifyConsistencyProof } from './merkle.ts';
+import { HASH_SIZE, hashEmpty } from './merkle.ts';
 import { signNote, verifyNote, type NoteSigner, type NoteVerifier } from './note.ts';
+import { verifyConsistencyProof } from './merkle-verify.ts';
 
 /** A tree size and its RFC 6962 root hash. */
 export interface TreeHead {

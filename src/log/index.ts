@@ -5,17 +5,19 @@ export {
   computeNodesForAppend,
   computeRootHash,
   computeSubtreeHash,
-  createMemoryNodeStore,
   generateConsistencyProof,
   generateInclusionProof,
   hashChildren,
   hashEmpty,
   hashLeaf,
+} from './merkle.ts';
+export {
   isConsistencyProofValid,
   isInclusionProofValid,
   verifyConsistencyProof,
   verifyInclusionProof,
-} from './merkle.ts';
+} from './merkle-verify.ts';
+export { createMemoryNodeStore } from './memory-node-store.ts';
 export type { MemoryNodeStore, MerkleNode, NodeReader } from './merkle.ts';
 
 export {

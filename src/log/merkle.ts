@@ -1,4 +1,5 @@
-// RFC 6962 / RFC 9162 §2.1 Merkle tree over a store of perfect-subtree hashes: roots, proofs, verification.
+// RFC 6962 / RFC 9162 §2.1 Merkle tree over a store of perfect-subtree hashes: hashing, roots and proofs.
+// Verifying proofs is merkle-verify.ts; an in-memory node store is memory-node-store.ts.
 
 // Storage model. A log never rewrites a node: once leaves [i*2^L, (i+1)*2^L) exist, the hash of that
 // perfect subtree is fixed forever. The log persists exactly those hashes, addressed (level, index):
@@ -20,7 +21,6 @@
 
 import { createHash } from 'node:crypto';
 import { ToolsealError } from '../core/errors.ts';
-import { equalBytes } from '../core/bytes.ts';
 
 /** SHA-256 output length: every node hash, root hash and proof element has this many bytes. */
 export const HASH_SIZE = 32;
@@ -74,15 +74,18 @@ export function hashEmpty(): Uint8Array {
 // ---------------------------------------------------------------------------------------------
 // Arithmetic on safe integers (no 32-bit bitwise operators: sizes may exceed 2^32).
 
-function isOdd(value: number): boolean {
+/** @internal for merkle-verify.ts */
+export function isOdd(value: number): boolean {
   return value % 2 === 1;
 }
 
-function halve(value: number): number {
+/** @internal for merkle-verify.ts */
+export function halve(value: number): number {
   return Math.floor(value / 2);
 }
 
-function isPowerOfTwo(value: number): boolean {
+/** @internal for merkle-verify.ts */
+export function isPowerOfTwo(value: number): boolean {
   if (value < 1) return false;
   let v = value;
   while (v % 2 === 0) v /= 2;
@@ -106,7 +109,8 @@ function log2OfPowerOfTwo(value: number): number {
   return level;
 }
 
-function isCount(value: unknown): value is number {
+/** @internal for merkle-verify.ts */
+export function isCount(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
 }
 
@@ -242,220 +246,4 @@ export function generateConsistencyProof(reader: NodeReader, fromSize: number, t
   // SUBPROOF(m, D[m], true) = {} ; SUBPROOF(m, D[m], false) = {MTH(D[m])}
   const head = wholeOldTree ? [] : [subtreeHash(reader, start, start + m)];
   return head.concat(topDown.reverse());
-}
-
-// ---------------------------------------------------------------------------------------------
-// Verifying proofs (what hosts and auditors run; no store needed).
-
-function fail(message: string): never {
-  throw new ToolsealError('PROOF_INVALID', message);
-}
-
-function requireProofHashes(proof: readonly Uint8Array[]): void {
-  if (!Array.isArray(proof)) fail('proof must be a list of hashes');
-  proof.forEach((element, i) => {
-    if (!(element instanceof Uint8Array) || element.byteLength !== HASH_SIZE) {
-      fail(`proof element ${i} is not a ${HASH_SIZE}-byte hash`);
-    }
-  });
-}
-
-/**
- * RFC 9162 §2.1.3.2: verify that `leafHash` is leaf `index` of the tree of size `treeSize` whose
- * root is `rootHash`. Throws ToolsealError('PROOF_INVALID') on any failure: index >= size, sizes
- * that are not safe integers, hashes of the wrong length, a proof of the wrong length, a wrong root.
- */
-export function verifyInclusionProof(
-  leafHash: Uint8Array,
-  index: number,
-  treeSize: number,
-  proof: readonly Uint8Array[],
-  rootHash: Uint8Array,
-): void {
-  if (!isCount(index) || !isCount(treeSize)) fail('index and tree size must be non-negative safe integers');
-  // Step 1: leaf_index < tree_size.
-  if (index >= treeSize) fail(`leaf index ${index} is not in a tree of size ${treeSize}`);
-  if (!(leafHash instanceof Uint8Array) || leafHash.byteLength !== HASH_SIZE)
-    fail(`leaf hash is not ${HASH_SIZE} bytes`);
-  if (!(rootHash instanceof Uint8Array) || rootHash.byteLength !== HASH_SIZE)
-    fail(`root hash is not ${HASH_SIZE} bytes`);
-  requireProofHashes(proof);
-  // Steps 2-4.
-  let fn = index;
-  let sn = treeSize - 1;
-  let r = leafHash;
-  for (const p of proof) {
-    if (sn === 0) fail('inclusion proof is too long');
-    if (isOdd(fn) || fn === sn) {
-      r = hashChildren(p, r);
-      if (!isOdd(fn)) {
-        while (!isOdd(fn) && fn !== 0) {
-          fn = halve(fn);
-          sn = halve(sn);
-        }
-      }
-    } else {
-      r = hashChildren(r, p);
-    }
-    fn = halve(fn);
-    sn = halve(sn);
-  }
-  // Step 5.
-  if (sn !== 0) fail('inclusion proof is too short');
-  if (!equalBytes(r, rootHash)) fail('inclusion proof does not lead to the root hash');
-}
-
-/**
- * RFC 9162 §2.1.4.2: verify that the tree of size `toSize` (root `toRoot`) extends the tree of
- * size `fromSize` (root `fromRoot`). Throws ToolsealError('PROOF_INVALID') on any failure.
- *
- * Edge cases, as the transparency-dev/merkle test vectors pin them:
- *  - fromSize > toSize fails;
- *  - fromSize = 0 always fails (a consistency check from the empty tree proves nothing; a caller
- *    that starts from an empty log should skip the check, as assertCheckpointConsistent does);
- *  - fromSize = toSize > 0 passes only with an empty proof and byte-identical roots;
- *  - otherwise (0 < m < n, the RFC's domain) the proof must be non-empty and 32-byte hashes.
- */
-export function verifyConsistencyProof(
-  fromSize: number,
-  toSize: number,
-  fromRoot: Uint8Array,
-  toRoot: Uint8Array,
-  proof: readonly Uint8Array[],
-): void {
-  if (!isCount(fromSize) || !isCount(toSize)) fail('tree sizes must be non-negative safe integers');
-  if (!(fromRoot instanceof Uint8Array) || !(toRoot instanceof Uint8Array)) fail('roots must be byte arrays');
-  if (!Array.isArray(proof)) fail('proof must be a list of hashes');
-  if (fromSize > toSize) fail(`tree size went backwards from ${fromSize} to ${toSize}`);
-  if (fromSize === 0) fail('a consistency proof from the empty tree proves nothing');
-  if (fromSize === toSize) {
-    if (proof.length !== 0) fail('trees of equal size need an empty consistency proof');
-    if (!equalBytes(fromRoot, toRoot)) fail(`two different roots for tree size ${fromSize}`);
-    return;
-  }
-  // Step 1.
-  if (proof.length === 0) fail('consistency proof is empty');
-  if (fromRoot.byteLength !== HASH_SIZE || toRoot.byteLength !== HASH_SIZE)
-    fail(`root hashes must be ${HASH_SIZE} bytes`);
-  requireProofHashes(proof);
-  // Step 2: if first is an exact power of 2, prepend first_hash.
-  const path = isPowerOfTwo(fromSize) ? [fromRoot, ...proof] : [...proof];
-  // Steps 3-4.
-  let fn = fromSize - 1;
-  let sn = toSize - 1;
-  while (isOdd(fn)) {
-    fn = halve(fn);
-    sn = halve(sn);
-  }
-  // Step 5.
-  const [first, ...rest] = path as [Uint8Array, ...Uint8Array[]];
-  let fr = first;
-  let sr = first;
-  // Step 6.
-  for (const c of rest) {
-    if (sn === 0) fail('consistency proof is too long');
-    if (isOdd(fn) || fn === sn) {
-      fr = hashChildren(c, fr);
-      sr = hashChildren(c, sr);
-      if (!isOdd(fn)) {
-        while (!isOdd(fn) && fn !== 0) {
-          fn = halve(fn);
-          sn = halve(sn);
-        }
-      }
-    } else {
-      sr = hashChildren(sr, c);
-    }
-    fn = halve(fn);
-    sn = halve(sn);
-  }
-  // Step 7.
-  if (sn !== 0) fail('consistency proof is too short');
-  if (!equalBytes(fr, fromRoot)) fail('consistency proof does not lead to the old root');
-  if (!equalBytes(sr, toRoot)) fail('consistency proof does not lead to the new root');
-}
-
-function isProofValid(check: () => void): boolean {
-  try {
-    check();
-    return true;
-  } catch (error) {
-    if (error instanceof ToolsealError && error.code === 'PROOF_INVALID') return false;
-    throw error;
-  }
-}
-
-/** verifyInclusionProof as a boolean. */
-export function isInclusionProofValid(
-  leafHash: Uint8Array,
-  index: number,
-  treeSize: number,
-  proof: readonly Uint8Array[],
-  rootHash: Uint8Array,
-): boolean {
-  return isProofValid(() => verifyInclusionProof(leafHash, index, treeSize, proof, rootHash));
-}
-
-/** verifyConsistencyProof as a boolean. */
-export function isConsistencyProofValid(
-  fromSize: number,
-  toSize: number,
-  fromRoot: Uint8Array,
-  toRoot: Uint8Array,
-  proof: readonly Uint8Array[],
-): boolean {
-  return isProofValid(() => verifyConsistencyProof(fromSize, toSize, fromRoot, toRoot, proof));
-}
-
-// ---------------------------------------------------------------------------------------------
-// In-memory node store.
-
-interface LevelBuffer {
-  bytes: Uint8Array;
-  count: number;
-}
-
-/**
- * An in-memory store of perfect-subtree hashes: each level is one growable contiguous buffer
- * (1M leaves take about 64 MB). readNode returns a copy, so callers may mutate what they get.
- */
-export function createMemoryNodeStore(): MemoryNodeStore {
-  const levels: LevelBuffer[] = [];
-  let size = 0;
-
-  function writeNode(node: MerkleNode): void {
-    let level = levels[node.level];
-    if (level === undefined) {
-      level = { bytes: new Uint8Array(HASH_SIZE * 16), count: 0 };
-      levels[node.level] = level;
-    }
-    if (node.index !== level.count) {
-      throw new ToolsealError('INTERNAL', `node (${node.level}, ${node.index}) written out of order`);
-    }
-    if ((level.count + 1) * HASH_SIZE > level.bytes.byteLength) {
-      const grown = new Uint8Array(level.bytes.byteLength * 2);
-      grown.set(level.bytes);
-      level.bytes = grown;
-    }
-    level.bytes.set(node.hash, level.count * HASH_SIZE);
-    level.count++;
-  }
-
-  const store: MemoryNodeStore = {
-    get size() {
-      return size;
-    },
-    readNode(level: number, index: number): Uint8Array {
-      const buffer = levels[level];
-      if (buffer === undefined || !Number.isSafeInteger(index) || index < 0 || index >= buffer.count) {
-        throw new ToolsealError('INTERNAL', `node (${level}, ${index}) is not in the store`);
-      }
-      return buffer.bytes.slice(index * HASH_SIZE, (index + 1) * HASH_SIZE);
-    },
-    append(leafHash: Uint8Array): number {
-      for (const node of computeNodesForAppend(store, size, leafHash)) writeNode(node);
-      return size++;
-    },
-  };
-  return store;
 }

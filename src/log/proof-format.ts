@@ -15,8 +15,9 @@
 import { ToolsealError } from '../core/errors.ts';
 import { verifyCheckpoint, type Checkpoint } from './checkpoint.ts';
 import { decodeBase64Strict, encodeBase64 } from '../core/bytes.ts';
-import { HASH_SIZE, verifyInclusionProof } from './merkle.ts';
+import { HASH_SIZE } from './merkle.ts';
 import type { NoteVerifier } from './note.ts';
+import { verifyInclusionProof } from './merkle-verify.ts';
 
 /** The first line of every v1 proof. */
 export const TLOG_PROOF_HEADER = 'c2sp.org/tlog-proof@v1';

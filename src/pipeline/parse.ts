@@ -1,4 +1,5 @@
 // Stage 1: strict parse of untrusted bytes (RFC 8259 grammar, I-JSON RFC 7493 restrictions, size and depth limits).
+// Over 400 lines on purpose: one recursive-descent parser over one buffer; its parts share the cursor and limits.
 
 import { ToolsealError } from '../core/errors.ts';
 import { setOwn, type JsonObject, type JsonValue } from '../core/json.ts';
@@ -33,7 +34,7 @@ const utf8Decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
  * Decode and parse `bytes`. Refuses (with a typed error and pointer) everything
- * DESIGN.md's stage 1 lists: invalid UTF-8 or a BOM, duplicate keys, lone
+ * docs/design.md's stage 1 lists: invalid UTF-8 or a BOM, duplicate keys, lone
  * surrogates, integer literals beyond ±(2^53−1), overflow, depth and size limits.
  */
 export function parseStrict(bytes: Uint8Array, limits: ParseLimits = defaultParseLimits): ParseResult {

@@ -1,4 +1,5 @@
 // Stage 3: inline every local `$ref` of one schema document, refuse every other kind, bound the expansion first.
+// Over 400 lines on purpose: one walk (resolution, anchors, cycles, sibling rules, the budget) sharing its state.
 //
 // Written by hand rather than with json-schema-ref-parser: that library reads files and fetches URLs
 // unless configured not to, resolves `$ref` inside data (`const`, `enum`, `default`), has no `$anchor`

@@ -2,7 +2,8 @@
 // No HTTP, no SQL, no threads here: the store is a port (src/store), and where the pipeline runs and where
 // publishes are committed are ports too (PipelineRunner, PublishCommitter), implemented inline or in src/runtime.
 
-export { openRegistry, Registry, hashToken, createPublisher } from './registry.ts';
+export { openRegistry, Registry } from './registry.ts';
+export { createPublisher, hashToken } from './publishers.ts';
 export type { RegistryOptions, PublishOutcome, StoredManifest, ManifestListing, DigestBinding } from './registry.ts';
 export { TransparencyLog, bodyOf } from './transparency-log.ts';
 export type { InclusionProof } from './transparency-log.ts';

@@ -1,14 +1,15 @@
 // Registry use cases — publish, fetch, yank, list, auditor queries, keys — tying pipeline, attest, log and store. No HTTP here.
 
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { ToolsealError } from '../core/errors.ts';
 import { computeSha256Hex, type PipelineLimits, type RenamedTool, type Sha256Digest } from '../pipeline/index.ts';
 import { buildJwks, type Jwks, type KeyValidity, type PublicJwk, type SigningKey } from '../attest/index.ts';
 import { GroupCommitter, type PublishCommitter } from './group-commit.ts';
+import { createPublisher, hashToken } from './publishers.ts';
 import { inlinePipeline, type PipelineRunner } from './pipeline-runner.ts';
 import { formatKeyEntry, formatYankEntry } from '../log/entries.ts';
-import { formatManifestRef, NAMESPACE_PATTERN } from '../protocol/manifest-ref.ts';
+import { formatManifestRef } from '../protocol/manifest-ref.ts';
 import type { CheckpointRecord, PublisherRecord, Store, VersionRecord, VersionStatus } from '../store/index.ts';
 import { pickLatestVersion, compareVersions } from './semver.ts';
 import { TransparencyLog, type InclusionProof } from './transparency-log.ts';
@@ -66,26 +67,6 @@ export interface DigestBinding {
   yankReason: string | null;
   logIndex: number;
   attestation: Buffer;
-}
-
-const TOKEN_PREFIX = 'tsk_';
-
-export function hashToken(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
-}
-
-/** Create a publisher owning `namespace` (unique case-insensitively). The token is returned once; only its hash is stored. */
-export function createPublisher(
-  store: Store,
-  namespace: string,
-  clock: () => Date = () => new Date(),
-): { publisher: PublisherRecord; token: string } {
-  if (!NAMESPACE_PATTERN.test(namespace)) {
-    throw new ToolsealError('BAD_REQUEST', 'namespace must be reverse-DNS in lowercase ASCII, e.g. io.github.acme');
-  }
-  const token = TOKEN_PREFIX + randomBytes(32).toString('base64url');
-  const publisher = store.insertPublisher(namespace, hashToken(token), clock().toISOString());
-  return { publisher, token };
 }
 
 /** Open a registry over a store: load (or on first start generate) the signing key and the log key. */

@@ -13,7 +13,7 @@ const read = (file: string): Uint8Array => readFileSync(`${dir}/${file}`);
 
 /**
  * y_ files we refuse on purpose. JSON (RFC 8259) allows duplicate member names; I-JSON (RFC 7493 §2.3) and
- * DESIGN.md stage 1 do not — identical duplicates included — because two parsers can disagree on which one wins.
+ * docs/design.md stage 1 do not — identical duplicates included — because two parsers can disagree on which one wins.
  */
 const yPolicyExceptions: Record<string, ErrorCode> = {
   'y_object_duplicated_key.json': 'DUPLICATE_KEY',
