@@ -14,6 +14,7 @@ import type { CheckpointRecord, PublisherRecord, Store, VersionRecord, VersionSt
 import { pickLatestVersion, compareVersions } from './semver.ts';
 import { TransparencyLog, type InclusionProof } from './transparency-log.ts';
 import { generateSigningKey, signingKeyFile, loadOrCreateLogKey, loadSigningKey } from '../keys/key-files.ts';
+import type { ManifestListResponse } from '../protocol/wire.ts';
 
 export interface RegistryOptions {
   store: Store;
@@ -48,14 +49,8 @@ export interface StoredManifest {
   digest: Sha256Digest;
 }
 
-export interface ManifestListing {
-  name: string;
-  latestVersion: string;
-  digest: string;
-  status: VersionStatus;
-  storedAt: string;
-  publisher: string;
-}
+/** One manifest in a listing: what GET /v1/manifests answers per item, less the URL (HTTP adds it). */
+export type ManifestListing = Omit<ManifestListResponse['items'][number], 'url'>;
 
 export interface DigestBinding {
   name: string;

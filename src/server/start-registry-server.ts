@@ -4,31 +4,20 @@
 import type { AppDeps } from '../http/app.ts';
 import { createApp } from '../http/app.ts';
 import { type RunningServer, startHttpServer } from '../http/serve.ts';
-import type { PipelineLimits } from '../pipeline/index.ts';
 import type { PublishCommitter } from '../registry/group-commit.ts';
-import { inlinePipeline, type PipelineRunner } from '../registry/pipeline-runner.ts';
-import { openRegistry, type Registry } from '../registry/registry.ts';
+import { inlinePipeline } from '../registry/pipeline-runner.ts';
+import { openRegistry, type Registry, type RegistryOptions } from '../registry/registry.ts';
 import { startPipelinePool } from '../runtime/pipeline-pool.ts';
 import { startPublishWriter } from '../runtime/publish-writer.ts';
 import type { Store } from '../store/index.ts';
 import { openStore } from '../store/sqlite/index.ts';
 
-export interface RegistryConfig {
-  /** The data folder (`toolseal.db` inside), or `:memory:` for a store that lives as long as the process. */
-  dataDir: string;
-  /** The keys folder (attestation keys and the log key; created with a dev key on first start). */
-  keysDir: string;
-  /** Origin recorded in attestations. */
-  origin: string;
-  /** The log's origin line (default: derived from the log key). */
-  logOrigin?: string;
-  clock?: () => Date;
-  limits?: Partial<PipelineLimits>;
-  /** Where the pipeline runs (default inline); the opener of the registry closes it. */
-  pipeline?: PipelineRunner;
-  /** Where publishes are committed (default on this thread); the opener of the registry closes it. */
-  committer?: PublishCommitter;
-}
+/**
+ * What a registry is opened with: the registry's own options (keys, origin, clock, limits, where the pipeline runs and
+ * where publishes commit; the opener of the registry closes those), and the data folder instead of a store: the data
+ * folder (`toolseal.db` inside), or `:memory:` for a store that lives as long as the process.
+ */
+export type RegistryConfig = Omit<RegistryOptions, 'store'> & { dataDir: string };
 
 export interface OpenedRegistry {
   store: Store;
@@ -43,16 +32,8 @@ export function openRegistryAt(config: RegistryConfig): OpenedRegistry {
   const pipeline = config.pipeline ?? inlinePipeline;
   let registry: Registry;
   try {
-    registry = openRegistry({
-      store,
-      keysDir: config.keysDir,
-      origin: config.origin,
-      pipeline,
-      ...(config.committer === undefined ? {} : { committer: config.committer }),
-      ...(config.logOrigin === undefined ? {} : { logOrigin: config.logOrigin }),
-      ...(config.clock === undefined ? {} : { clock: config.clock }),
-      ...(config.limits === undefined ? {} : { limits: config.limits }),
-    });
+    const { dataDir: _dataDir, ...options } = config;
+    registry = openRegistry({ ...options, store, pipeline });
   } catch (error) {
     store.close();
     throw error;
