@@ -25,6 +25,7 @@ export const ERROR_CODES = [
   // names (stage 4)
   'NAME_COLLISION',
   'NOT_NFC',
+  'HIDDEN_CHARACTER',
   // registry
   'UNAUTHENTICATED',
   'FORBIDDEN',
@@ -36,6 +37,8 @@ export const ERROR_CODES = [
   'BAD_REQUEST',
   'INTEGRITY_ERROR',
   'INTERNAL',
+  'STORAGE_FULL',
+  'DATA_DIR_LOCKED',
   // log
   'LOG_INCONSISTENT',
   'PROOF_INVALID',
@@ -48,6 +51,9 @@ export const ERROR_CODES = [
   'PIN_MISMATCH',
   'DISPATCH_MISMATCH',
   'FETCH_FAILED',
+  'VERSION_YANKED',
+  // command line
+  'FILE_NOT_FOUND',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

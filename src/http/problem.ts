@@ -25,6 +25,7 @@ export const httpStatusByCode = {
   EXPANSION_LIMIT: 422,
   NAME_COLLISION: 422,
   NOT_NFC: 422,
+  HIDDEN_CHARACTER: 422,
   UNAUTHENTICATED: 401,
   FORBIDDEN: 403,
   NOT_FOUND: 404,
@@ -35,6 +36,8 @@ export const httpStatusByCode = {
   BAD_REQUEST: 400,
   INTEGRITY_ERROR: 500,
   INTERNAL: 500,
+  STORAGE_FULL: 507,
+  DATA_DIR_LOCKED: 409,
   LOG_INCONSISTENT: 500,
   PROOF_INVALID: 400,
   SIGNATURE_INVALID: 502,
@@ -45,6 +48,8 @@ export const httpStatusByCode = {
   PIN_MISMATCH: 502,
   DISPATCH_MISMATCH: 422,
   FETCH_FAILED: 502,
+  VERSION_YANKED: 409,
+  FILE_NOT_FOUND: 404,
 } as const satisfies Record<ErrorCode, number>;
 
 /** The problem response for `code` (RFC 9457 §3: type, title, status, detail; plus code and pointer). */

@@ -21,10 +21,11 @@ export function problemTypeOf(code: ErrorCode): string {
 }
 
 /**
- * Verdicts only a verifier reaches about a registry's evidence. A client never relays one of these from a
- * server's answer: no registry can make a host (or `toolseal publish`) report a verification code.
+ * Codes a registry never sends: the verdicts only a verifier reaches about a registry's evidence, and the command
+ * line's own. A client never relays one of these from a server's answer: no registry can make a host (or
+ * `toolseal publish`) report a verification code.
  */
-export const VERIFIER_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+export const CLIENT_SIDE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'SIGNATURE_INVALID',
   'SUBJECT_MISMATCH',
   'UNKNOWN_KEY',
@@ -34,11 +35,13 @@ export const VERIFIER_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'DISPATCH_MISMATCH',
   'DIGEST_MISMATCH',
   'FETCH_FAILED',
+  'VERSION_YANKED',
+  'FILE_NOT_FOUND',
 ]);
 
 /** A code a registry may refuse with (pipeline, auth, conflicts…), and so one a client may relay as is. */
 export function isRegistryRefusalCode(code: unknown): code is ErrorCode {
-  return isErrorCode(code) && !VERIFIER_CODES.has(code);
+  return isErrorCode(code) && !CLIENT_SIDE_CODES.has(code);
 }
 
 /** What a client takes from a non-2xx body: strings only, each bounded; never throws. */
