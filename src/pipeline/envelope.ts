@@ -106,6 +106,8 @@ export interface Manifest {
 // (the success path is unchanged); the node's `description` is the rule we name in messages.
 const ajv = new Ajv2020({ allErrors: false, strict: true, allowUnionTypes: true, verbose: true });
 const validateManifest = ajv.compile(manifestSchemaV1);
+// The schema's own node for a tool name, so the rules checked again on the NFC name are exactly the envelope's.
+const validateToolName = ajv.getSchema(`${MANIFEST_SCHEMA_V1_ID}#/$defs/tool/properties/name`);
 
 /**
  * Assert that `parsed.value` is a manifest of format v1 and return it, typed (the same object: no copy,
@@ -130,12 +132,27 @@ export function checkEnvelope(parsed: ParseResult): Manifest {
   throw refusalFor(validateManifest.errors?.[0]);
 }
 
-/** Turn ajv's first error into our own refusal (our words, our pointer; nothing of ajv's text). */
-function refusalFor(error: ErrorObject | undefined): ToolsealError {
+/**
+ * Assert that the tool name at `/tools/<index>/name` keeps every rule the envelope states for a tool name. Stage 4
+ * calls it on each NFC form that differs from the name sent (NFC can lengthen a name: U+FB2C is 3 code points in
+ * NFC), so the name that is signed obeys the format and the canonical bytes pass the pipeline again. Refuses with
+ * the same code, pointer and message as the envelope check does for a name sent that way.
+ */
+export function checkToolName(name: string, index: number): void {
+  if (validateToolName === undefined) throw new ToolsealError('INTERNAL', 'the schema has no tool name rule');
+  if (validateToolName(name)) return;
+  throw refusalFor(validateToolName.errors?.[0], `/tools/${index}/name`);
+}
+
+/**
+ * Turn ajv's first error into our own refusal (our words, our pointer; nothing of ajv's text). `base` is the
+ * pointer of the validated value when it is not the whole manifest.
+ */
+function refusalFor(error: ErrorObject | undefined, base = ''): ToolsealError {
   if (error === undefined) {
-    return new ToolsealError('INVALID_MANIFEST', 'the manifest does not match format v1', { pointer: '' });
+    return new ToolsealError('INVALID_MANIFEST', 'the manifest does not match format v1', { pointer: base });
   }
-  const at = error.instancePath;
+  const at = base + error.instancePath;
   const node: unknown = error.parentSchema;
   const rule = ruleOf(node);
   const params = error.params as Record<string, unknown>;

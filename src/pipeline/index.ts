@@ -1,4 +1,5 @@
-// The publish pipeline: strict parse → envelope → inline refs → names → canonicalise → digest, all pure.
+// The publish pipeline: strict parse → envelope → inline refs → names → hidden characters → canonicalise → digest,
+// all pure.
 
 import type { JsonObject, JsonValue } from '../core/json.ts';
 import { parseStrict, defaultParseLimits, type ParseLimits } from './parse.ts';
@@ -7,6 +8,7 @@ import { inlineSchemaRefs, defaultRefLimits, type RefLimits } from './refs.ts';
 import { assertNfcStable, normaliseToolNames, type RenamedTool } from './names.ts';
 import { computeDigest, type Sha256Digest } from '../core/digest.ts';
 import { canonicalizeToBytes } from './canonical.ts';
+import { assertNoHiddenCharacters } from './hidden-characters.ts';
 
 export type { JsonObject, JsonValue } from '../core/json.ts';
 export type { Manifest, ManifestTool } from './envelope.ts';
@@ -19,6 +21,8 @@ export { SIGNED_MANIFEST_PARSE_LIMITS } from './limits.ts';
 export { checkEnvelope, manifestSchemaV1 } from './envelope.ts';
 export { inlineSchemaRefs, defaultRefLimits } from './refs.ts';
 export { normaliseToolNames, assertNfcStable } from './names.ts';
+export { assertNoHiddenCharacters } from './hidden-characters.ts';
+export { computeSkeleton } from './confusables.ts';
 export { canonicalizeToBytes, canonicalizeToText } from './canonical.ts';
 export { computeDigest, computeSha256Hex, isSha256Digest } from '../core/digest.ts';
 
@@ -72,6 +76,11 @@ export function runPipeline(bytes: Uint8Array, limits: Partial<PipelineLimits> =
 
   if (parsed.hasNonLatinText) assertNfcStable(manifest as unknown as JsonObject);
   const named = normaliseToolNames(tools);
+  assertNoHiddenCharacters(
+    parsed.value,
+    named.tools.map((tool) => tool.name),
+    parsed.hasNonLatinText,
+  );
   const normalised: Manifest = named.tools === manifest.tools ? manifest : { ...manifest, tools: named.tools };
 
   const canonicalBytes = canonicalizeToBytes(normalised as unknown as JsonValue);

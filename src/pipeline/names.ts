@@ -1,9 +1,13 @@
-// Stage 4: NFC-normalise tool names (refusing collisions) and refuse keys and enum/const strings that are not NFC.
+// Stage 4: NFC-normalise tool names (rechecking the envelope's name rules on the NFC form, refusing exact and confusable
+// collisions, UTS #39 §4) and refuse keys and enum/const strings that are not NFC (docs/manifest-format.md, "Tools").
 
 import { ToolsealError } from '../core/errors.ts';
 import type { JsonObject, JsonValue } from '../core/json.ts';
 import { forEachSubschema, isSchemaValue } from './schema-walk.ts';
 import { formatPointer } from '../core/json-pointer.ts';
+import { truncateText } from '../core/text.ts';
+import { computeSkeleton } from './confusables.ts';
+import { checkToolName } from './envelope.ts';
 
 export interface RenamedTool {
   /** Index of the tool in `tools`. */
@@ -22,15 +26,20 @@ export interface NamedTool {
 
 /**
  * Return the tools with NFC names (new objects only where a name changed) and the list of renames.
- * Two tools whose names are equal after NFC are refused: a host could not tell which one a call means.
+ * Every NFC name that differs from the name sent is checked again against the envelope's tool-name rules (NFC can
+ * make a name longer), so the signed name obeys the format. Two tools whose names are equal after NFC, or
+ * confusable (equal UTS #39 skeletons: Latin `a` and Cyrillic `а`, `rn` and `m`, a name and the same name with a
+ * zero-width joiner), are refused: a host, or the model, could not tell which one a call means.
  */
 export function normaliseToolNames<T extends NamedTool>(
   tools: readonly T[],
 ): { tools: T[]; renamedTools: RenamedTool[] } {
   const seen = new Map<string, number>();
+  const skeletons = new Map<string, number>();
   const renamedTools: RenamedTool[] = [];
   const result = tools.map((tool, index) => {
     const normalised = tool.name.normalize('NFC');
+    if (normalised !== tool.name) checkToolName(normalised, index);
     const earlier = seen.get(normalised);
     if (earlier !== undefined) {
       throw new ToolsealError(
@@ -40,11 +49,33 @@ export function normaliseToolNames<T extends NamedTool>(
       );
     }
     seen.set(normalised, index);
+    const skeleton = computeSkeleton(normalised);
+    const lookalike = skeletons.get(skeleton);
+    if (lookalike !== undefined) throw confusableCollision(tools, lookalike, normalised, index);
+    skeletons.set(skeleton, index);
     if (normalised === tool.name) return tool;
     renamedTools.push({ index, from: tool.name, to: normalised });
     return { ...tool, name: normalised };
   });
   return { tools: result, renamedTools };
+}
+
+function confusableCollision(tools: readonly NamedTool[], earlier: number, name: string, index: number): ToolsealError {
+  const first = (tools[earlier] as NamedTool).name.normalize('NFC');
+  return new ToolsealError(
+    'NAME_COLLISION',
+    `tool name ${spellOut(name)} at /tools/${index}/name is confusable with ${spellOut(first)} at /tools/${earlier}/name: they look alike (the same Unicode UTS #39 skeleton); rename one of them`,
+    { pointer: formatPointer(['tools', index, 'name']) },
+  );
+}
+
+/** A name quoted with every character outside printable ASCII as a `\uXXXX` escape, so lookalikes show apart. */
+function spellOut(name: string): string {
+  const quoted = JSON.stringify(name).replace(
+    /[^\u0020-\u007e]/g,
+    (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+  return truncateText(quoted, 400);
 }
 
 /**

@@ -53,6 +53,7 @@ const pipelineCodes: ErrorCode[] = [
   'EXPANSION_LIMIT',
   'NAME_COLLISION',
   'NOT_NFC',
+  'HIDDEN_CHARACTER',
 ];
 
 const cases: Case[] = [
@@ -184,6 +185,12 @@ const cases: Case[] = [
     bytes: schemaCase({ type: 'object', properties: { x: { enum: ['a', 'cafe\u0301'] } } }),
     why: 'an NFD enum string',
   },
+  {
+    code: 'HIDDEN_CHARACTER',
+    pointer: '/tools/0/description',
+    bytes: value(manifest([tool('t', { type: 'object' }, { description: 'Refund.\u{e0069}\u{e0067}' })])),
+    why: 'Unicode tag characters in a description',
+  },
 ];
 
 /** Strings that must never appear in an error message: where the code runs and where its files are. */
@@ -255,13 +262,13 @@ describe('no error message leaks a server path', () => {
       timeout: 30_000,
     });
 
-  it('the CLI names no directory in its stderr JSON: refusals, a missing file, a directory', () => {
+  it('the CLI names no directory in its stderr JSON beyond the argument it was given: refusals, a missing file, a directory', () => {
     const runs: { file: string; status: number; code: string }[] = [
       { file: join(dir, 'nested', 'deeper', 'dup.json'), status: 1, code: 'DUPLICATE_KEY' },
       { file: join(dir, 'nested', 'deeper', 'bad-utf8.json'), status: 1, code: 'INVALID_UTF8' },
       { file: join(dir, 'nested', 'deeper', 'external.json'), status: 1, code: 'EXTERNAL_REF' },
-      { file: join(dir, 'nested', 'deeper', 'missing.json'), status: 2, code: 'INTERNAL' },
-      { file: join(dir, 'nested'), status: 2, code: 'INTERNAL' },
+      { file: join(dir, 'nested', 'deeper', 'missing.json'), status: 1, code: 'FILE_NOT_FOUND' },
+      { file: join(dir, 'nested'), status: 1, code: 'FILE_NOT_FOUND' },
     ];
     for (const run of runs) {
       const result = cli(['canonicalize', run.file]);
@@ -271,9 +278,11 @@ describe('no error message leaks a server path', () => {
       expect(lines, result.stderr).toHaveLength(1);
       const body = JSON.parse(lines[0]!) as Record<string, unknown>;
       expect(body['code']).toBe(run.code);
-      expect(result.stderr).not.toContain(dir);
-      expect(result.stderr).not.toContain('nested');
-      for (const path of privatePaths) expect(result.stderr).not.toContain(path);
+      // FILE_NOT_FOUND names the path the user gave (and only that); refusals name none.
+      const stderr = result.stderr.split(run.file).join('');
+      expect(stderr).not.toContain(dir);
+      expect(stderr).not.toContain('nested');
+      for (const path of privatePaths) expect(stderr).not.toContain(path);
     }
   }, 60_000);
 
