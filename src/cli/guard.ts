@@ -1,25 +1,36 @@
 // `toolseal guard`: verify a signed manifest, then proxy an MCP server over stdio so the client only sees signed tools.
 
 import { parseArgs } from 'node:util';
-import { ToolsealError } from '../core/errors.ts';
 import { ToolGuard, startStdioGuard } from '../guard/index.ts';
-import { DEFAULT_LOCKFILE_NAME, getLockEntry, readLockfile, type LockEntry } from '../lock/lockfile.ts';
-import { fetchVerified, parseManifestRef } from '../verify/index.ts';
-import { resolveRegistryUrl } from './config.ts';
+import { DEFAULT_LOCKFILE_NAME } from '../lock/lockfile.ts';
+import { fetchVerified, parseManifestRef, type FetchVerifiedOptions } from '../verify/index.ts';
+import { resolveRegistryUrl, userWorkingDirectory } from './config.ts';
 import { UsageError, type ExitCode } from './output.ts';
+import { hostCommandOptions, resolveHostTarget, type HostCommandValues } from './verify.ts';
 
-export const guardUsage = `toolseal guard --manifest NAME@VERSION --registry URL [--locked [--lockfile FILE]] [--strict] -- COMMAND [ARGS...]
-  A verifying MCP proxy. Fetches NAME@VERSION and verifies it (attestation, key, digest, log inclusion;
-  --locked: the digest must also be the one pinned for NAME@VERSION in the lockfile, default
-  ${DEFAULT_LOCKFILE_NAME}, whose registry is used when --registry is not given) BEFORE starting the MCP server
-  COMMAND over stdio, then relays JSON-RPC between the client on stdin/stdout and the server. On every
-  tools/list, each tool the server presents is compared with its signed definition: the client receives
-  the signed tools, byte for byte; a tool that differs (a description, a schema keyword, an annotation,
-  an injected _meta) or is not in the manifest is withheld, and a tools/call for it is refused with a
-  JSON-RPC error. --strict refuses the whole session instead. Findings go to stderr, one JSON line each,
-  with the server's own stderr. Exits with the server's exit code (1 when the session was refused).
+export const guardUsage = `toolseal guard --manifest NAME@VERSION --registry URL [--locked] [--lock FILE] [--log-key KEY] [--jwks FILE] [--strict] -- COMMAND [ARGS...]
+  A verifying MCP proxy. Fetches NAME@VERSION and verifies it (attestation, key, digest, log inclusion) BEFORE
+  starting the MCP server COMMAND over stdio (in the folder toolseal was run from), then relays JSON-RPC between
+  the client on stdin/stdout and the server. On every tools/list, each tool the server presents is compared
+  with its signed definition: the client receives the signed tools, byte for byte; a tool that differs (a
+  description, a schema keyword, an annotation, an injected _meta) or is not in the manifest is withheld, and
+  a tools/call for it is refused with a JSON-RPC error (--strict refuses the whole session instead). Other
+  calls reach the server under its own spelling of the tool's name (the registry signs names in NFC). Findings
+  go to stderr, one JSON line each, with the server's own stderr. Exits with the server's exit code
+  (1 when the session was refused). As in toolseal verify:
+  --locked      also require the digest pinned for NAME@VERSION in the lockfile (PIN_MISMATCH otherwise)
+  --lock FILE   the lockfile (default ./${DEFAULT_LOCKFILE_NAME}); its registry is used when --registry is not given
+  --log-key K   pin the log's note verifier key (else fetched from the registry: trust on first use)
+  --jwks FILE   pin the attestation keys (else the registry's JWKS is fetched: trust on first use)
+  --strict      refuse the session on the first tool that differs or is unknown
   TOOLSEAL_REGISTRY may stand for --registry.`;
 
+/** Where to fetch the manifest from and how to verify it, from the options verify shares (--lock, --log-key, --jwks). */
+interface GuardTarget {
+  registry: string;
+  ref: string;
+  options: FetchVerifiedOptions;
+}
 const FORWARDED_SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 export async function runGuardCommand(args: string[]): Promise<ExitCode> {
@@ -28,8 +39,12 @@ export async function runGuardCommand(args: string[]): Promise<ExitCode> {
     args: separator < 0 ? args : args.slice(0, separator),
     options: {
       manifest: { type: 'string' },
-      registry: { type: 'string' },
-      locked: { type: 'boolean' },
+      registry: hostCommandOptions.registry,
+      locked: hostCommandOptions.locked,
+      lock: hostCommandOptions.lock,
+      'log-key': hostCommandOptions['log-key'],
+      jwks: hostCommandOptions.jwks,
+      // Deprecated spelling of --lock (guard's before the host commands agreed on --lock); not in --help.
       lockfile: { type: 'string' },
       strict: { type: 'boolean' },
     },
@@ -39,16 +54,19 @@ export async function runGuardCommand(args: string[]): Promise<ExitCode> {
     throw new UsageError(`unexpected arguments before --: ${positionals.join(' ')}\n${guardUsage}`);
   const [command, ...commandArgs] = separator < 0 ? positionals : args.slice(separator + 1);
   if (values.manifest === undefined || command === undefined) throw new UsageError(guardUsage);
-  if (values.lockfile !== undefined && !values.locked)
-    throw new UsageError(`--lockfile is only meaningful with --locked\n${guardUsage}`);
-
-  const pin = values.locked ? await readPin(values.manifest, values.lockfile ?? DEFAULT_LOCKFILE_NAME) : undefined;
-  const lock = pin?.lock;
-  const lockRegistry = pin?.registry;
-  const registry = resolveRegistryUrl(values.registry ?? process.env['TOOLSEAL_REGISTRY'] ?? lockRegistry);
+  if (values.lock !== undefined && values.lockfile !== undefined)
+    throw new UsageError(`--lockfile is the deprecated spelling of --lock; give only --lock\n${guardUsage}`);
+  const hostValues: HostCommandValues = {
+    registry: values.registry,
+    lock: values.lock ?? values.lockfile,
+    locked: values.locked,
+    'log-key': values['log-key'],
+    jwks: values.jwks,
+  };
+  const target = await resolveGuardTarget(values.manifest, hostValues);
 
   // Verify before the server starts: a manifest that does not verify never gets a session.
-  const verified = await fetchVerified(registry, values.manifest, lock === undefined ? {} : { lock });
+  const verified = await fetchVerified(target.registry, target.ref, target.options);
   const guard = new ToolGuard(verified.bytes, { strict: values.strict ?? false, expectedDigest: verified.digest });
   process.stderr.write(
     `${JSON.stringify({
@@ -58,7 +76,7 @@ export async function runGuardCommand(args: string[]): Promise<ExitCode> {
       kid: verified.kid,
       logIndex: verified.logIndex,
       tools: guard.toolNames,
-      locked: lock !== undefined,
+      locked: target.options.lock !== undefined,
       strict: guard.strict,
     })}\n`,
   );
@@ -67,6 +85,8 @@ export async function runGuardCommand(args: string[]): Promise<ExitCode> {
     guard,
     command,
     args: commandArgs,
+    // The user's folder, also under `npm run toolseal` (which runs in the package root): paths in COMMAND are theirs.
+    cwd: userWorkingDirectory(),
     input: process.stdin,
     output: process.stdout,
     errorOutput: process.stderr,
@@ -83,25 +103,21 @@ export async function runGuardCommand(args: string[]): Promise<ExitCode> {
   }
 }
 
-/** `--locked`: the lockfile's entry for `manifest` (NAME@VERSION) and the registry it names; refused when there is none. */
-async function readPin(
-  manifest: string,
-  lockfilePath: string,
-): Promise<{ lock: LockEntry; registry: string | undefined }> {
-  const ref = parseManifestRef(manifest);
-  if (ref.kind !== 'version')
+/**
+ * NAME@VERSION goes through the resolution verify uses (the lockfile, --locked, the registry fallback, the pinned
+ * keys). A digest reference is a pin by itself: no --locked, and the registry must be given.
+ */
+async function resolveGuardTarget(ref: string, values: HostCommandValues): Promise<GuardTarget> {
+  if (!ref.startsWith('sha256:')) {
+    const target = await resolveHostTarget(ref, values, guardUsage, { locked: values.locked === true, useLock: false });
+    return { registry: target.registry, ref, options: target.options };
+  }
+  parseManifestRef(ref);
+  if (values.locked === true)
     throw new UsageError('--locked needs --manifest NAME@VERSION (a digest reference is a pin by itself)');
-  const lockfile = await readLockfile(lockfilePath);
-  if (lockfile === undefined)
-    throw new ToolsealError(
-      'PIN_MISMATCH',
-      `--locked: there is no lockfile ${lockfilePath}; pin ${manifest} first (toolseal pin)`,
-    );
-  const lock = getLockEntry(lockfile, ref.name, ref.version);
-  if (lock === undefined)
-    throw new ToolsealError(
-      'PIN_MISMATCH',
-      `--locked: ${manifest} is not pinned in ${lockfilePath}; pin it first (toolseal pin)`,
-    );
-  return { lock, registry: lock.registry ?? lockfile.registry };
+  // The JWKS file reader of verify is not exported (src/cli/verify.ts readJwksFile); until it is, NAME@VERSION only.
+  if (values.jwks !== undefined) throw new UsageError(`--jwks needs --manifest NAME@VERSION\n${guardUsage}`);
+  const options: FetchVerifiedOptions = {};
+  if (values['log-key'] !== undefined) options.logKey = values['log-key'];
+  return { registry: resolveRegistryUrl(values.registry), ref, options };
 }

@@ -34,9 +34,14 @@ export class LineSplitter {
   }
 }
 
-/** Decode one line; undefined for a blank line, an Error for one that is not JSON. */
-export function parseLine(line: Buffer): unknown {
-  const text = line.toString('utf8').trim();
+/** The text of one line (UTF-8), without the `\n` that ends it. */
+export function decodeLine(line: Buffer): string {
+  return line.toString('utf8', 0, line.at(-1) === 0x0a ? line.length - 1 : line.length);
+}
+
+/** Decode one line (its bytes, or its text from decodeLine); undefined for a blank line, an Error for one that is not JSON. */
+export function parseLine(line: Buffer | string): unknown {
+  const text = (typeof line === 'string' ? line : line.toString('utf8')).trim();
   if (text === '') return undefined;
   try {
     return JSON.parse(text) as unknown;

@@ -1,12 +1,13 @@
 // The stdio proxy (MCP 2025-06-18 "Transports" §stdio): newline-delimited JSON-RPC between a client and a spawned server.
 //
-// Messages the ToolGuard does not rewrite pass through byte for byte. The only module of the guard that starts a process.
+// Messages the ToolGuard does not rewrite pass through byte for byte; a client message it changes keeps every other
+// byte (the guard is given the line's text). The only module of the guard that starts a process.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
 import type { Readable, Writable } from 'node:stream';
 import { GUARD_PARSE_ERROR_CODE, type GuardDecision, type GuardFinding } from './guard-types.ts';
-import { LineSplitter, parseLine, terminateLine } from './stdio-framing.ts';
+import { LineSplitter, decodeLine, parseLine, terminateLine } from './stdio-framing.ts';
 import type { ToolGuard } from './tool-guard.ts';
 
 export interface StdioGuardOptions {
@@ -252,14 +253,16 @@ class StdioProxy {
     }
     for (const line of lines) {
       if (this.refused) return;
-      const message = parseLine(line);
+      const text = decodeLine(line);
+      const message = parseLine(text);
       if (message === undefined) continue;
       if (message instanceof Error) {
         this.reportDropped('the client sent a line that is not JSON; answered with a parse error');
         this.answerParseError();
         continue;
       }
-      this.apply(this.guard.fromClient(message), line, this.serverIn, this.output, this.input);
+      // With the line's text, a message the guard changes keeps every other byte.
+      this.apply(this.guard.fromClient(message, text), line, this.serverIn, this.output, this.input);
     }
   };
 

@@ -4,7 +4,9 @@
 // stages (checkPresentedTool: refs inlined, name NFC, JCS order). A tool that matches is replaced by the signed tool's
 // canonical bytes; one that differs or is not in the manifest is withheld for the rest of the session (and reported);
 // with `strict` the session is refused instead. A tools/call naming a tool outside the manifest, or a withheld one,
-// is answered with a JSON-RPC error and never reaches the server.
+// is answered with a JSON-RPC error and never reaches the server. The client sees signed (NFC) names; a server may
+// spell a name otherwise (NFD): the guard remembers each shown tool's spelling in the server's tools/list and
+// forwards a tools/call under it, every other byte of the message kept when its text is given (JCS otherwise).
 
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { computeDigest, type Sha256Digest } from '../core/digest.ts';
@@ -23,6 +25,7 @@ import {
   type GuardMessage,
   type MessageFate,
 } from './guard-types.ts';
+import { findElementSpans, findMemberSpan, findRootSpan, type TextSpan } from './json-spans.ts';
 import { rewriteToolsListResponse, type ToolsListContext } from './tools-list.ts';
 
 // Type-only imports from the SDK: importing `toolseal/host` must not load the SDK's schemas at run time.
@@ -47,6 +50,8 @@ export class ToolGuard {
   /** JCS text of each signed tool as a server presents it (without the registry-only `capabilities`), by name. */
   private readonly signed = new Map<string, string>();
   private readonly withheld = new Set<string>();
+  /** The server's own spelling of each shown tool's name in its latest tools/list, by signed (NFC) name. */
+  private readonly serverNames = new Map<string, string>();
   /** Client request ids of tools/list requests awaiting their response (`s:` or `n:` prefixed), with a count. */
   private readonly pendingLists = new Map<string, number>();
   private refused = false;
@@ -100,9 +105,13 @@ export class ToolGuard {
     return text === undefined ? undefined : (JSON.parse(text) as JsonObject);
   }
 
-  /** A message (or batch) from the client, bound for the server. */
-  fromClient(message: unknown): GuardDecision {
-    return this.decide(message, (item, findings) => this.decideClientMessage(item, findings));
+  /**
+   * A message (or batch) from the client, bound for the server. `text`, when given, is the exact JSON text the
+   * message was parsed from: a message the guard must change (a tools/call renamed to the server's spelling, a batch
+   * losing a refused member) then keeps every other byte of it.
+   */
+  fromClient(message: unknown, text?: string): GuardDecision {
+    return this.decide(message, (item, findings, itemText) => this.decideClientMessage(item, findings, itemText), text);
   }
 
   /** A message (or batch) from the server, bound for the client. */
@@ -110,43 +119,20 @@ export class ToolGuard {
     return this.decide(message, (item, findings) => this.decideServerMessage(item, findings));
   }
 
-  private decide(message: unknown, one: (item: unknown, findings: GuardFinding[]) => MessageFate): GuardDecision {
+  private decide(message: unknown, one: DecideOne, text?: string): GuardDecision {
     const findings: GuardFinding[] = [];
     if (this.refused) return { forward: undefined, reply: undefined, findings, terminate: true };
-    if (!Array.isArray(message)) {
-      const fate = one(message, findings);
-      return {
-        forward: fate.forward === 'original' || fate.forward === undefined ? fate.forward : buildMessage(fate.forward),
-        reply: fate.reply === undefined ? undefined : buildMessage(fate.reply),
-        findings,
-        terminate: fate.terminate ?? false,
-      };
-    }
-    // A batch (JSON-RPC 2.0 §6; MCP 2025-03-26): each member is decided alone; answers go back as one batch.
-    const fates = message.map((item) => ({ item, fate: one(item, findings) }));
-    const terminate = fates.some(({ fate }) => fate.terminate === true);
-    const unchanged = fates.every(({ fate }) => fate.forward === 'original');
-    const forwardTexts: string[] = [];
-    const replyTexts: string[] = [];
-    for (const { item, fate } of fates) {
-      if (fate.forward === 'original') forwardTexts.push(JSON.stringify(item));
-      else if (fate.forward !== undefined) forwardTexts.push(fate.forward);
-      if (fate.reply !== undefined) replyTexts.push(fate.reply);
-    }
+    if (Array.isArray(message)) return decideBatch(message, one, findings, text);
+    const fate = one(message, findings, text);
     return {
-      forward:
-        unchanged && message.length > 0
-          ? 'original'
-          : forwardTexts.length === 0
-            ? undefined
-            : buildMessage(`[${forwardTexts.join(',')}]`),
-      reply: replyTexts.length === 0 ? undefined : buildMessage(`[${replyTexts.join(',')}]`),
+      forward: fate.forward === 'original' || fate.forward === undefined ? fate.forward : buildMessage(fate.forward),
+      reply: fate.reply === undefined ? undefined : buildMessage(fate.reply),
       findings,
-      terminate,
+      terminate: fate.terminate ?? false,
     };
   }
 
-  private decideClientMessage(item: unknown, findings: GuardFinding[]): MessageFate {
+  private decideClientMessage(item: unknown, findings: GuardFinding[], text: string | undefined): MessageFate {
     const pass: MessageFate = { forward: 'original', reply: undefined };
     if (!isJsonObject(item) || typeof item['method'] !== 'string') return pass;
     const id = readRequestId(item);
@@ -159,7 +145,11 @@ export class ToolGuard {
     const params = item['params'];
     const name = isJsonObject(params) && typeof params['name'] === 'string' ? params['name'] : null;
     const refusal = this.findCallRefusal(name);
-    if (refusal === undefined) return pass;
+    if (refusal === undefined) {
+      const serverName = this.serverNames.get(name!);
+      if (serverName === undefined || serverName === name) return pass;
+      return { forward: renameToolCall(item, serverName, text), reply: undefined };
+    }
     const { reason, why } = refusal;
     findings.push({
       event: 'call-refused',
@@ -225,7 +215,84 @@ export class ToolGuard {
       manifest: this.manifest,
       signedTexts: this.signed,
       withheld: this.withheld,
+      serverNames: this.serverNames,
     };
+  }
+}
+
+/** Decide one message (a batch member or a lone message); `text` is its exact JSON text when known. */
+type DecideOne = (item: unknown, findings: GuardFinding[], text: string | undefined) => MessageFate;
+
+/**
+ * A batch (JSON-RPC 2.0 §6; MCP 2025-03-26): each member is decided alone; answers go back as one batch. With the
+ * batch's text, a forwarded batch keeps the bytes of every member it keeps (and the whole text when none is dropped).
+ */
+function decideBatch(batch: unknown[], one: DecideOne, findings: GuardFinding[], text?: string): GuardDecision {
+  const root = text === undefined ? undefined : findRootSpan(text);
+  const found = root === undefined ? undefined : findElementSpans(text!, root);
+  const spans = found?.length === batch.length ? found : undefined;
+  const fates = batch.map((item, index) =>
+    one(item, findings, spans && text!.slice(spans[index]!.start, spans[index]!.end)),
+  );
+  const replyTexts = fates.flatMap((fate) => (fate.reply === undefined ? [] : [fate.reply]));
+  return {
+    forward:
+      batch.length > 0 && fates.every((fate) => fate.forward === 'original')
+        ? 'original'
+        : joinBatch(batch, fates, spans === undefined ? undefined : { text: text!, spans }),
+    reply: replyTexts.length === 0 ? undefined : buildMessage(`[${replyTexts.join(',')}]`),
+    findings,
+    terminate: fates.some((fate) => fate.terminate === true),
+  };
+}
+
+/** The forwarded batch: the members that go on, each as it came (or as rewritten); nothing when none does. */
+function joinBatch(
+  batch: unknown[],
+  fates: MessageFate[],
+  source: { text: string; spans: TextSpan[] } | undefined,
+): GuardMessage | undefined {
+  if (fates.length === 0) return undefined;
+  if (source !== undefined && fates.every((fate) => fate.forward !== undefined)) {
+    const parts: string[] = [];
+    let copied = 0;
+    fates.forEach((fate, index) => {
+      if (fate.forward === 'original' || fate.forward === undefined) return;
+      const span = source.spans[index]!;
+      parts.push(source.text.slice(copied, span.start), fate.forward);
+      copied = span.end;
+    });
+    parts.push(source.text.slice(copied));
+    return buildMessage(parts.join(''));
+  }
+  const texts: string[] = [];
+  fates.forEach((fate, index) => {
+    if (fate.forward === undefined) return;
+    if (fate.forward !== 'original') texts.push(fate.forward);
+    else if (source === undefined) texts.push(JSON.stringify(batch[index]));
+    else texts.push(source.text.slice(source.spans[index]!.start, source.spans[index]!.end));
+  });
+  return texts.length === 0 ? undefined : buildMessage(`[${texts.join(',')}]`);
+}
+
+/**
+ * The tools/call with `params.name` set to the server's spelling: its text with only the name's string replaced
+ * when the text is given, else the message in JCS form (RFC 8785; JSON.stringify for values JCS refuses, such as
+ * a lone surrogate a client may send in its arguments).
+ */
+function renameToolCall(call: JsonObject, serverName: string, text: string | undefined): string {
+  if (text !== undefined) {
+    const root = findRootSpan(text);
+    const params = root === undefined ? undefined : findMemberSpan(text, root, 'params');
+    const name = params === undefined ? undefined : findMemberSpan(text, params, 'name');
+    if (name !== undefined && text[name.start] === '"')
+      return `${text.slice(0, name.start)}${JSON.stringify(serverName)}${text.slice(name.end)}`;
+  }
+  const renamed: JsonObject = { ...call, params: { ...(call['params'] as JsonObject), name: serverName } };
+  try {
+    return canonicalizeToText(renamed);
+  } catch {
+    return JSON.stringify(renamed);
   }
 }
 

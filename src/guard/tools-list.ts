@@ -21,11 +21,13 @@ export interface ToolsListContext {
   readonly signedTexts: ReadonlyMap<string, string>;
   /** Tools withheld so far in the session; the rewrite adds the ones that fail. */
   readonly withheld: Set<string>;
+  /** The server's spelling of each shown tool's name, by signed (NFC) name; the rewrite records what it shows. */
+  readonly serverNames: Map<string, string>;
 }
 
 interface PageCheck {
-  /** Presented tools that match their signed tool: the signed name and the position in the page. */
-  passing: { name: string; index: number }[];
+  /** Presented tools that match their signed tool: the signed name, the server's spelling of it, the position. */
+  passing: { name: string; presentedName: string; index: number }[];
   /** Names of presented tools that failed on this page. */
   failed: Set<string>;
   findings: GuardFinding[];
@@ -75,7 +77,11 @@ function checkPage(context: ToolsListContext, presented: unknown[]): PageCheck {
   presented.forEach((tool, index) => {
     const check = checkPresentedTool(context.manifest, tool);
     if (check.ok) {
-      page.passing.push({ name: check.signedTool['name'] as string, index });
+      page.passing.push({
+        name: check.signedTool['name'] as string,
+        presentedName: (tool as JsonObject)['name'] as string,
+        index,
+      });
       return;
     }
     const name = presentedName(tool);
@@ -117,11 +123,14 @@ function refuseSession(
   return { forward: JSON.stringify(error), reply: undefined, terminate: true };
 }
 
-/** The signed texts of the passing tools, once each, skipping (and reporting) those withheld earlier in the session. */
+/**
+ * The signed texts of the passing tools, once each, skipping (and reporting) those withheld earlier in the session;
+ * records the server's spelling of each name shown (the first on the page).
+ */
 function selectShownTexts(context: ToolsListContext, page: PageCheck, findings: GuardFinding[]): string[] {
   const shown = new Set<string>();
   const texts: string[] = [];
-  for (const { name, index } of page.passing) {
+  for (const { name, presentedName, index } of page.passing) {
     if (shown.has(name)) continue;
     if (context.withheld.has(name)) {
       if (!page.failed.has(name)) {
@@ -138,6 +147,7 @@ function selectShownTexts(context: ToolsListContext, page: PageCheck, findings: 
       continue;
     }
     shown.add(name);
+    context.serverNames.set(name, presentedName);
     texts.push(context.signedTexts.get(name)!);
   }
   return texts;

@@ -22,8 +22,10 @@ import {
   type TestRegistry,
 } from '../fixtures/guard-env.ts';
 import type { FixtureMode } from '../fixtures/mcp-server.ts';
-import { FIXTURE_MANIFEST_NAME } from '../fixtures/mcp-tools.ts';
+import { FIXTURE_MANIFEST_NAME, NFD_TOOL_NAME } from '../fixtures/mcp-tools.ts';
 import {
+  NFC_TOOL_NAME,
+  NFD_REF,
   REF,
   VERSION,
   expectRefusedCall,
@@ -31,6 +33,7 @@ import {
   listAll,
   localSigned,
   manifestWithCapabilities,
+  nfdManifestUpload,
   presentable,
   rawGuard,
   toolNames,
@@ -61,6 +64,7 @@ beforeAll(async () => {
   expect(outcome.record.digest).toBe(localSigned.digest);
   signedTools = presentable(signedBytes);
   published = { digest: outcome.record.digest, kid: outcome.record.kid, logIndex: outcome.record.logIndex };
+  await registry.publish(nfdManifestUpload());
 });
 
 afterAll(async () => {
@@ -98,7 +102,7 @@ function guardArgs(
 
 async function openGuarded(
   mode: FixtureMode,
-  options: { strict?: boolean; fixtureArgs?: string[] } = {},
+  options: { strict?: boolean; fixtureArgs?: string[]; ref?: string } = {},
 ): Promise<GuardedSession> {
   const transport = new StdioClientTransport({
     command: process.execPath,
@@ -224,6 +228,21 @@ describe('toolseal guard (end to end)', () => {
     expect((error as McpError).message).toContain('/description');
     await waitFor(() => session.closed(), 'the guard to end the session');
     expect(session.findings('session-refused')).toMatchObject([{ tool: 'delete_note', pointer: '/description' }]);
+  });
+});
+
+describe('toolseal guard: a tool whose server-side name is NFD', () => {
+  it("lists the tool under its signed NFC name and forwards tools/call under the server's NFD spelling", async () => {
+    const session = await openGuarded('nfd-name', { ref: NFD_REF });
+    const tools = await listAll(session.client);
+    expect(toolNames(tools)).toEqual(['echo', 'add', 'delete_note', 'ship_parcel', NFC_TOOL_NAME]);
+    expect(session.findings('tool-withheld')).toEqual([]);
+    const ordered = await session.client.callTool({ name: NFC_TOOL_NAME, arguments: { size: 'small' } });
+    expect(ordered.content).toEqual([{ type: 'text', text: 'one small coffee' }]);
+    await waitFor(() => session.stderr().includes(`fixture: tools/call ${NFD_TOOL_NAME}\n`), 'the NFD name on stderr');
+    expect((await session.client.callTool({ name: 'echo', arguments: { text: 'x' } })).content).toEqual([
+      { type: 'text', text: 'x' },
+    ]);
   });
 });
 

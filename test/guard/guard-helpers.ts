@@ -7,7 +7,7 @@ import { McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { GUARD_CALL_REFUSED_CODE } from '../../src/guard/index.ts';
 import { runPipeline, type JsonObject } from '../../src/pipeline/index.ts';
 import { repoRoot } from '../fixtures/guard-env.ts';
-import { FIXTURE_MANIFEST_NAME, fixtureTools } from '../fixtures/mcp-tools.ts';
+import { FIXTURE_MANIFEST_NAME, fixtureTools, nfdTool } from '../fixtures/mcp-tools.ts';
 
 export const VERSION = '1.0.0';
 export const REF = `${FIXTURE_MANIFEST_NAME}@${VERSION}`;
@@ -24,6 +24,19 @@ export function manifestWithCapabilities(tools: readonly unknown[]): Record<stri
 }
 
 export const localSigned = runPipeline(Buffer.from(JSON.stringify(manifestWithCapabilities(fixtureTools))));
+
+/** The version of the fixture manifest that also signs the nfd-name server's tool, under its NFC name. */
+export const NFD_VERSION = '1.1.0';
+export const NFD_REF = `${FIXTURE_MANIFEST_NAME}@${NFD_VERSION}`;
+/** The signed (NFC) name of the tool the nfd-name server presents as NFD_TOOL_NAME. */
+export const NFC_TOOL_NAME = 'caf\u00e9';
+
+/** The upload of NFD_REF: the fixture's tools and the NFD-named one (the pipeline renames it to NFC). */
+export function nfdManifestUpload(): Buffer {
+  return Buffer.from(JSON.stringify({ ...manifestWithCapabilities([...fixtureTools, nfdTool]), version: NFD_VERSION }));
+}
+
+export const localSignedNfd = runPipeline(nfdManifestUpload());
 
 /** The tools a client must see: the signed ones without the registry-only capabilities, in JCS order. */
 export function presentable(bytes: Uint8Array): JsonObject[] {

@@ -17,8 +17,8 @@ import {
 } from '../../src/guard/index.ts';
 import { fixtureCommand, repoRoot } from '../fixtures/guard-env.ts';
 import type { FixtureMode } from '../fixtures/mcp-server.ts';
-import { extraTool } from '../fixtures/mcp-tools.ts';
-import { initialize, localSigned, waitFor } from './guard-helpers.ts';
+import { NFD_TOOL_NAME, extraTool, fixtureTools, nfdTool } from '../fixtures/mcp-tools.ts';
+import { NFC_TOOL_NAME, initialize, localSigned, localSignedNfd, waitFor } from './guard-helpers.ts';
 
 interface InProcessSession {
   session: StdioGuardSession;
@@ -162,5 +162,61 @@ describe('startStdioGuard (in process)', () => {
       errorOutput: new PassThrough(),
     });
     await expect(session.done).rejects.toThrow(/could not start the MCP server/);
+  });
+
+  it('a tools/call for a tool the server spells in NFD reaches it under that spelling, every other byte kept', async () => {
+    // A bare server: answers tools/list with the NFD-named tool and logs every line it receives, exactly, on stderr.
+    const tools = JSON.stringify([...fixtureTools, nfdTool]);
+    const script = `let buffered = '';
+process.stdin.setEncoding('utf8');
+process.stdin.on('data', (chunk) => {
+  buffered += chunk;
+  for (let end = buffered.indexOf('\\n'); end >= 0; end = buffered.indexOf('\\n')) {
+    const line = buffered.slice(0, end);
+    buffered = buffered.slice(end + 1);
+    process.stderr.write('got ' + line + '\\n');
+    const message = JSON.parse(line);
+    if (message.method === 'tools/list')
+      process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { tools: ${tools} } }) + '\\n');
+  }
+});
+process.stdin.on('end', () => process.exit(0));`;
+    const proxy = startInProcess('faithful', {
+      guard: new ToolGuard(localSignedNfd.canonicalBytes),
+      command: process.execPath,
+      args: ['-e', script],
+      onFinding: () => undefined,
+    });
+    const early = `{"jsonrpc":"2.0","id":0,"method":"tools/call","params":{"name":"${NFC_TOOL_NAME}"}}`;
+    proxy.send(early);
+    proxy.send({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    const listed = (await proxy.response(1)) as { result: { tools: { name: string }[] } };
+    expect(listed.result.tools.map((tool) => tool.name)).toContain(NFC_TOOL_NAME);
+    const single = `{ "jsonrpc":"2.0", "id":2, "method":"tools/call", "params":{ "name":"caf\\u00e9", "arguments":{ "n":12345678901234567890 } } }`;
+    const batch = `[{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"${NFC_TOOL_NAME}","arguments":{"x":1.0}}},{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"nope"}}, {"jsonrpc":"2.0","id":5,"method":"ping"}]`;
+    proxy.send(single);
+    proxy.send(batch);
+    proxy.input.end();
+    await proxy.session.done;
+    const received = proxy
+      .stderr()
+      .split('\n')
+      .filter((line) => line.startsWith('got '))
+      .map((line) => line.slice(4));
+    const nfd = JSON.stringify(NFD_TOOL_NAME);
+    expect(received).toEqual([
+      // Before any tools/list: forwarded as it came.
+      early,
+      '{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
+      single.replace('"caf\\u00e9"', nfd),
+      `[{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":${nfd},"arguments":{"x":1.0}}},{"jsonrpc":"2.0","id":5,"method":"ping"}]`,
+    ]);
+    // The refused member is answered by the guard, as a batch.
+    const answers = proxy
+      .stdout()
+      .split('\n')
+      .filter((line) => line.startsWith('['))
+      .map((line) => JSON.parse(line) as unknown);
+    expect(answers).toMatchObject([[{ id: 4, error: { code: GUARD_CALL_REFUSED_CODE } }]]);
   });
 });

@@ -11,8 +11,8 @@ import {
   ToolGuard,
 } from '../../src/guard/index.ts';
 import { canonicalizeToText, type JsonObject } from '../../src/pipeline/index.ts';
-import { RUGPULL_DESCRIPTION, extraTool, fixtureTools } from '../fixtures/mcp-tools.ts';
-import { localSigned } from './guard-helpers.ts';
+import { NFD_TOOL_NAME, RUGPULL_DESCRIPTION, extraTool, fixtureTools, nfdTool } from '../fixtures/mcp-tools.ts';
+import { NFC_TOOL_NAME, localSigned, localSignedNfd } from './guard-helpers.ts';
 
 describe('ToolGuard (message level)', () => {
   const request = (id: string | number, method: string, params?: unknown): Record<string, unknown> => ({
@@ -252,5 +252,86 @@ describe('ToolGuard (message level)', () => {
       'delete_note',
       'ship_parcel',
     ]);
+  });
+
+  describe('a tool whose server-side name is not NFC', () => {
+    const presented = (): unknown[] => [...faithful(), JSON.parse(JSON.stringify(nfdTool)) as unknown];
+    /** A guard that has seen the server list the NFD-named tool. */
+    const listedGuard = (): ToolGuard => {
+      const guard = new ToolGuard(localSignedNfd.canonicalBytes);
+      guard.fromClient(request(1, 'tools/list'));
+      const listed = guard.fromServer(listResponse(1, presented()));
+      expect(listed.findings).toEqual([]);
+      const names = (JSON.parse((listed.forward as { text: string }).text) as { result: { tools: JsonObject[] } })
+        .result.tools;
+      expect(names.map((tool) => tool['name'])).toContain(NFC_TOOL_NAME);
+      return guard;
+    };
+    const call = (id: number, name: string): Record<string, unknown> =>
+      request(id, 'tools/call', { name, arguments: { size: 'small' } });
+
+    it('signs the NFC name, and forwards a tools/call under the spelling of the server (JCS without the text)', () => {
+      expect(NFD_TOOL_NAME).not.toBe(NFC_TOOL_NAME);
+      expect(NFD_TOOL_NAME.normalize('NFC')).toBe(NFC_TOOL_NAME);
+      const guard = listedGuard();
+      const decision = guard.fromClient(call(2, NFC_TOOL_NAME));
+      expect(decision.findings).toEqual([]);
+      expect(decision.reply).toBeUndefined();
+      const forward = decision.forward as { text: string; message: unknown };
+      expect(forward.message).toEqual(call(2, NFD_TOOL_NAME));
+      expect(forward.text).toBe(canonicalizeToText(call(2, NFD_TOOL_NAME) as JsonObject));
+      // Other tools, whose names the server spells as signed, pass untouched.
+      expect(guard.fromClient(request(3, 'tools/call', { name: 'echo', arguments: { text: 'x' } })).forward).toBe(
+        'original',
+      );
+    });
+
+    it('keeps every other byte of the message when given its text (spacing, escapes, big numbers, duplicate keys)', () => {
+      const guard = listedGuard();
+      const text = ` { "id" : 2,"jsonrpc":"2.0", "method":"tools/call","params":{"name":"x","arguments":{"n":12345678901234567890,"s":"\\u00e9\\n"},"na\\u006de" : "caf\\u00e9" } }\r`;
+      const decision = guard.fromClient(JSON.parse(text) as unknown, text);
+      const expected = text.replace('"caf\\u00e9"', JSON.stringify(NFD_TOOL_NAME));
+      expect((decision.forward as { text: string }).text).toBe(expected);
+      expect((decision.forward as { message: unknown }).message).toMatchObject({ params: { name: NFD_TOOL_NAME } });
+    });
+
+    it('batches: renamed members keep their bytes; with a refused member, the others are forwarded as they came', () => {
+      const guard = listedGuard();
+      const allForwarded = `[ {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"caf\u00e9","arguments":{"n":1.50}}} , {"jsonrpc":"2.0","id":3,"method":"ping"} ]`;
+      const renamed = guard.fromClient(JSON.parse(allForwarded) as unknown, allForwarded);
+      expect((renamed.forward as { text: string }).text).toBe(
+        allForwarded.replace('"caf\u00e9"', JSON.stringify(NFD_TOOL_NAME)),
+      );
+      const withRefusal = `[{"jsonrpc":"2.0","id":4,"method":"ping","params":{"x":1.0}}, {"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"export_all_notes"}},{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"arguments":{},"name":"caf\u00e9"}}]`;
+      const decision = guard.fromClient(JSON.parse(withRefusal) as unknown, withRefusal);
+      expect((decision.forward as { text: string }).text).toBe(
+        `[{"jsonrpc":"2.0","id":4,"method":"ping","params":{"x":1.0}},{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"arguments":{},"name":${JSON.stringify(NFD_TOOL_NAME)}}}]`,
+      );
+      expect((decision.reply as { message: unknown[] }).message).toMatchObject([{ id: 5, error: {} }]);
+      // An empty batch is still not forwarded.
+      expect(guard.fromClient([], ' [ ] ').forward).toBeUndefined();
+      // Without the text (an SDK transport), the batch is built from the messages.
+      const built = guard.fromClient([call(7, NFC_TOOL_NAME), request(8, 'ping')]);
+      expect((built.forward as { message: unknown }).message).toEqual([call(7, NFD_TOOL_NAME), request(8, 'ping')]);
+    });
+
+    it("keeps today's behaviour before any tools/list, for a withheld tool and for the NFD spelling from the client", () => {
+      const fresh = new ToolGuard(localSignedNfd.canonicalBytes);
+      expect(fresh.fromClient(call(1, NFC_TOOL_NAME)).forward).toBe('original');
+      const guard = listedGuard();
+      expect(guard.fromClient(call(2, NFD_TOOL_NAME)).reply?.message).toMatchObject({
+        error: { data: { reason: 'unknown-tool' } },
+      });
+      // A server that lists it under the NFC name later: calls are forwarded as they are again.
+      guard.fromClient(request(3, 'tools/list'));
+      guard.fromServer(listResponse(3, [{ ...nfdTool, name: NFC_TOOL_NAME }]));
+      expect(guard.fromClient(call(4, NFC_TOOL_NAME)).forward).toBe('original');
+      // Withheld after a change: refused, not renamed.
+      guard.fromClient(request(5, 'tools/list'));
+      guard.fromServer(listResponse(5, [{ ...nfdTool, description: 'changed' }]));
+      expect(guard.fromClient(call(6, NFC_TOOL_NAME)).reply?.message).toMatchObject({
+        error: { data: { reason: 'withheld' } },
+      });
+    });
   });
 });
