@@ -1,0 +1,127 @@
+// GET /ui/diff/{namespace}/{name}/{from}/{to} — what changed between two versions (manifest-diff.ts): capability changes
+// first, the widening ones on top (a new host, secret or path, a higher ceiling: the signs of a rug pull), then tool by
+// tool every changed field with its RFC 6901 JSON pointer and both values.
+
+import type { FC } from 'hono/jsx';
+import type { JsonValue } from '../core/json.ts';
+import type { Registry, VersionRecord } from '../registry/index.ts';
+import { Layout, StatusBadge } from './layout.tsx';
+import { type FieldChange, type ManifestDiff, type ToolDiff, diffManifests } from './manifest-diff.ts';
+import { readManifest } from './page-data.ts';
+import { manifestPagePath, versionPagePath } from './paths.ts';
+
+export function renderDiffPage(registry: Registry, name: string, from: string, to: string) {
+  const older = registry.getManifest(name, from);
+  const newer = registry.getManifest(name, to);
+  const diff = diffManifests(readManifest(older.bytes), readManifest(newer.bytes));
+  return <DiffPage name={name} from={older.record} to={newer.record} diff={diff} />;
+}
+
+const DiffPage: FC<{ name: string; from: VersionRecord; to: VersionRecord; diff: ManifestDiff }> = ({
+  name,
+  from,
+  to,
+  diff,
+}) => (
+  <Layout title={`${name} ${from.version} → ${to.version}`}>
+    <p class="muted">
+      <a href="/">Manifests</a> / <a href={manifestPagePath(name)}>{name}</a> /
+    </p>
+    <h1>
+      {name}: {from.version} → {to.version}
+    </h1>
+    <ul class="words">
+      <VersionLine name={name} record={from} label="from" />
+      <VersionLine name={name} record={to} label="to" />
+    </ul>
+    <CapabilityChanges diff={diff} />
+    {diff.manifest.length > 0 && (
+      <section aria-labelledby="manifest-changes">
+        <h2 id="manifest-changes">Manifest</h2>
+        <ChangeTable changes={diff.manifest} />
+      </section>
+    )}
+    <section aria-labelledby="tool-changes">
+      <h2 id="tool-changes">Tools</h2>
+      {diff.tools.map((tool) => (
+        <ToolChanges tool={tool} />
+      ))}
+    </section>
+  </Layout>
+);
+
+const VersionLine: FC<{ name: string; record: VersionRecord; label: string }> = ({ name, record, label }) => (
+  <li>
+    {label} <a href={versionPagePath(name, record.version)}>{record.version}</a> <StatusBadge status={record.status} />{' '}
+    <span class="digest mono">{record.digest}</span>
+    {record.status === 'yanked' && <span> — yanked: {record.yankReason}</span>}
+  </li>
+);
+
+const CapabilityChanges: FC<{ diff: ManifestDiff }> = ({ diff }) => (
+  <section aria-labelledby="capability-changes" data-section="capabilities">
+    <h2 id="capability-changes">Capability changes</h2>
+    {diff.capabilities.length === 0 ? (
+      <p>No capability changes: every tool may touch what it could before.</p>
+    ) : (
+      <ul class="capability-changes">
+        {diff.capabilities.map((change) => (
+          <li class={change.direction} data-direction={change.direction}>
+            <strong>{change.direction === 'wider' ? 'Wider' : 'Narrower'}</strong> —{' '}
+            <span class="tool-name">{change.tool}</span>: {change.text} <code class="muted">{change.pointer}</code>
+          </li>
+        ))}
+      </ul>
+    )}
+  </section>
+);
+
+const KIND_WORDS: Record<ToolDiff['kind'], string> = {
+  added: 'added',
+  removed: 'removed',
+  changed: 'changed',
+  unchanged: 'unchanged',
+};
+
+const ToolChanges: FC<{ tool: ToolDiff }> = ({ tool }) => (
+  <article class="tool" data-tool-diff={tool.kind}>
+    <h3>
+      <span class="tool-name">{tool.name}</span> <span class={`kind-${tool.kind}`}>{KIND_WORDS[tool.kind]}</span>{' '}
+      <code class="muted">{tool.pointer}</code>
+    </h3>
+    {tool.changes.length > 0 && <ChangeTable changes={tool.changes} />}
+  </article>
+);
+
+function showValue(value: JsonValue | undefined): string {
+  return value === undefined ? '(absent)' : JSON.stringify(value, null, 2);
+}
+
+const ChangeTable: FC<{ changes: FieldChange[] }> = ({ changes }) => (
+  <div class="table-wrap">
+    <table>
+      <thead>
+        <tr>
+          <th scope="col">Field</th>
+          <th scope="col">Before</th>
+          <th scope="col">After</th>
+        </tr>
+      </thead>
+      <tbody>
+        {changes.map((change) => (
+          <tr data-pointer={change.pointer}>
+            <td>
+              <code class="mono">{change.pointer}</code>
+            </td>
+            <td>
+              <pre class="change-value">{showValue(change.before)}</pre>
+            </td>
+            <td>
+              <pre class="change-value">{showValue(change.after)}</pre>
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  </div>
+);

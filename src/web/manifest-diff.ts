@@ -1,0 +1,216 @@
+// The difference between two versions of a manifest, tool by tool (tools matched by name): every changed field with
+// its RFC 6901 JSON pointer and both values, and the capability changes (docs/manifest-format.md "Capabilities")
+// said in words, the ones that widen what a tool may touch first: a new host, secret or path, a higher ceiling.
+
+import type { JsonValue } from '../core/json.ts';
+import { isJsonObject } from '../core/json.ts';
+import { formatPointer } from '../core/json-pointer.ts';
+import type { Manifest } from '../pipeline/index.ts';
+import { describeHost, formatMinorAmount, type ToolCapabilities } from './capability-words.ts';
+
+type ManifestTool = Manifest['tools'][number];
+
+/** One field that differs; `undefined` is an absent member. */
+export interface FieldChange {
+  pointer: string;
+  before: JsonValue | undefined;
+  after: JsonValue | undefined;
+}
+
+export interface ToolDiff {
+  name: string;
+  kind: 'added' | 'removed' | 'changed' | 'unchanged';
+  /** The tool's pointer in the newer version (in the older one for a removed tool). */
+  pointer: string;
+  changes: FieldChange[];
+}
+
+export interface CapabilityChange {
+  tool: string;
+  /** `wider`: the tool may now touch more (the sign of a rug pull); `narrower`: less. */
+  direction: 'wider' | 'narrower';
+  text: string;
+  pointer: string;
+}
+
+export interface ManifestDiff {
+  /** Manifest-level fields (the version itself left out). */
+  manifest: FieldChange[];
+  tools: ToolDiff[];
+  /** Wider changes first, then narrower ones, each in tool order. */
+  capabilities: CapabilityChange[];
+}
+
+/** Compare `from` (the older version) with `to`. */
+export function diffManifests(from: Manifest, to: Manifest): ManifestDiff {
+  const manifest: FieldChange[] = [];
+  const { tools: fromTools, version: _fromVersion, ...fromRest } = from;
+  const { tools: toTools, version: _toVersion, ...toRest } = to;
+  collectChanges(fromRest as JsonValue, toRest as JsonValue, [], manifest);
+  const tools: ToolDiff[] = [];
+  const capabilities: CapabilityChange[] = [];
+  toTools.forEach((tool, index) => {
+    const before = fromTools.find((candidate) => candidate.name === tool.name);
+    const pointer = formatPointer(['tools', index]);
+    const changes: FieldChange[] = [];
+    if (before !== undefined) collectChanges(before as unknown as JsonValue, tool as unknown as JsonValue, [], changes);
+    const prefixed = changes.map((change) => ({ ...change, pointer: pointer + change.pointer }));
+    const kind = before === undefined ? 'added' : changes.length > 0 ? 'changed' : 'unchanged';
+    tools.push({ name: tool.name, kind, pointer, changes: prefixed });
+    capabilities.push(...compareCapabilities(tool.name, pointer, before, tool));
+  });
+  fromTools.forEach((tool, index) => {
+    if (toTools.some((candidate) => candidate.name === tool.name)) return;
+    const pointer = formatPointer(['tools', index]);
+    tools.push({ name: tool.name, kind: 'removed', pointer, changes: [] });
+    capabilities.push({ tool: tool.name, direction: 'narrower', text: 'tool removed', pointer });
+  });
+  const wider = capabilities.filter((change) => change.direction === 'wider');
+  return { manifest, tools, capabilities: [...wider, ...capabilities.filter((c) => c.direction === 'narrower')] };
+}
+
+function equalJson(a: JsonValue | undefined, b: JsonValue | undefined): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) && Array.isArray(b))
+    return a.length === b.length && a.every((item, index) => equalJson(item, b[index]));
+  if (isJsonObject(a) && isJsonObject(b)) {
+    const keys = Object.keys(a);
+    return (
+      keys.length === Object.keys(b).length && keys.every((key) => Object.hasOwn(b, key) && equalJson(a[key], b[key]))
+    );
+  }
+  return false;
+}
+
+/** Objects member by member, arrays of equal length item by item; anything else is replaced whole. */
+function collectChanges(
+  before: JsonValue | undefined,
+  after: JsonValue | undefined,
+  tokens: (string | number)[],
+  out: FieldChange[],
+): void {
+  if (equalJson(before, after)) return;
+  if (isJsonObject(before) && isJsonObject(after)) {
+    const keys = [...Object.keys(before), ...Object.keys(after).filter((key) => !Object.hasOwn(before, key))];
+    for (const key of keys) collectChanges(ownValue(before, key), ownValue(after, key), [...tokens, key], out);
+    return;
+  }
+  if (Array.isArray(before) && Array.isArray(after) && before.length === after.length) {
+    for (const [index, item] of before.entries()) collectChanges(item, after[index], [...tokens, index], out);
+    return;
+  }
+  out.push({ pointer: formatPointer(tokens), before, after });
+}
+
+function ownValue(object: Record<string, JsonValue>, key: string): JsonValue | undefined {
+  return Object.hasOwn(object, key) ? object[key] : undefined;
+}
+
+/** The list areas of a declaration: where they live, and each item in words. */
+const LIST_AREAS: readonly {
+  path: readonly string[];
+  label: string;
+  read: (caps: ToolCapabilities) => readonly string[] | undefined;
+  phrase: (item: string) => string;
+}[] = [
+  { path: ['network', 'hosts'], label: 'its network hosts', read: (c) => c.network?.hosts, phrase: describeHost },
+  {
+    path: ['filesystem', 'read'],
+    label: 'the files it reads',
+    read: (c) => c.filesystem?.read,
+    phrase: (p) => `reads ${p}`,
+  },
+  {
+    path: ['filesystem', 'write'],
+    label: 'the files it writes',
+    read: (c) => c.filesystem?.write,
+    phrase: (p) => `writes ${p}`,
+  },
+  {
+    path: ['secrets', 'env'],
+    label: 'its secrets',
+    read: (c) => c.secrets?.env,
+    phrase: (s) => `needs the secret ${s}`,
+  },
+  {
+    path: ['money', 'currencies'],
+    label: 'the currencies it moves',
+    read: (c) => c.money?.currencies,
+    phrase: (code) => `moves ${code}`,
+  },
+];
+
+function compareCapabilities(
+  tool: string,
+  toolPointer: string,
+  before: ManifestTool | undefined,
+  after: ManifestTool,
+): CapabilityChange[] {
+  const changes: CapabilityChange[] = [];
+  const push = (direction: CapabilityChange['direction'], text: string, path: readonly string[]): void => {
+    changes.push({ tool, direction, text, pointer: toolPointer + formatPointer(['capabilities', ...path]) });
+  };
+  const was = before?.capabilities ?? {};
+  const now = after.capabilities ?? {};
+  for (const area of LIST_AREAS) {
+    const oldList = before === undefined ? [] : area.read(was);
+    const newList = area.read(now);
+    if (newList === undefined) {
+      if (oldList !== undefined && before !== undefined)
+        push(
+          'wider',
+          `no longer declares ${area.label} (was: ${describeList(oldList, area.phrase)}): now unknown`,
+          area.path,
+        );
+      continue;
+    }
+    if (oldList === undefined) {
+      push('narrower', `now declares ${area.label}: ${describeList(newList, area.phrase)}`, area.path);
+      continue;
+    }
+    const prefix = before === undefined ? 'new tool: ' : 'new: ';
+    for (const item of newList.filter((x) => !oldList.includes(x)))
+      push('wider', prefix + area.phrase(item), area.path);
+    for (const item of oldList.filter((x) => !newList.includes(x)))
+      push('narrower', `no longer ${area.phrase(item)}`, area.path);
+  }
+  if (before !== undefined) compareCeiling(was, now, (direction, text) => push(direction, text, ['money']));
+  else if (after.capabilities === undefined) push('wider', 'new tool that declares no capabilities (unknown)', []);
+  else if (now.money?.maxAmountMinorPerCall !== undefined)
+    push('wider', `new tool: moves up to ${formatCeiling(now.money.maxAmountMinorPerCall, now)} per call`, ['money']);
+  return changes;
+}
+
+function describeList(list: readonly string[], phrase: (item: string) => string): string {
+  return list.length === 0 ? 'none' : list.map(phrase).join(', ');
+}
+
+function formatCeiling(amount: number, caps: ToolCapabilities): string {
+  const currencies = caps.money?.currencies ?? [];
+  return currencies.length === 0
+    ? `${amount} minor units`
+    : currencies.map((code) => formatMinorAmount(amount, code)).join(' / ');
+}
+
+/** A higher per-call ceiling, or none where there was one, is wider; a lower one narrower. */
+function compareCeiling(
+  was: ToolCapabilities,
+  now: ToolCapabilities,
+  push: (direction: CapabilityChange['direction'], text: string) => void,
+): void {
+  const oldCeiling = was.money?.maxAmountMinorPerCall;
+  const newCeiling = now.money?.maxAmountMinorPerCall;
+  if (oldCeiling === newCeiling || (now.money?.currencies ?? []).length === 0) return;
+  if (newCeiling === undefined) {
+    push('wider', `no per-call money ceiling any more (was ${formatCeiling(oldCeiling!, was)})`);
+  } else if (oldCeiling === undefined) {
+    push('narrower', `now moves at most ${formatCeiling(newCeiling, now)} per call`);
+  } else {
+    const direction = newCeiling > oldCeiling ? 'wider' : 'narrower';
+    const verb = direction === 'wider' ? 'raised' : 'lowered';
+    push(
+      direction,
+      `money ceiling ${verb} from ${formatCeiling(oldCeiling, was)} to ${formatCeiling(newCeiling, now)} per call`,
+    );
+  }
+}

@@ -1,0 +1,129 @@
+// GET /ui/manifests/{namespace}/{name}/{version} — the manifest as a person reads it: each tool (tool-view.tsx), what
+// the attestation says (publisher, stored at, key id, log index), and the "Verified in this browser" panel that
+// assets/verify.js fills in by checking everything itself with WebCrypto (nothing the page says is trusted there).
+
+import type { FC } from 'hono/jsx';
+import type { Manifest } from '../pipeline/index.ts';
+import { attestationPath, versionPath } from '../protocol/routes.ts';
+import type { Registry, VersionRecord } from '../registry/index.ts';
+import { Layout, StatusBadge, Time } from './layout.tsx';
+import { type AttestationClaims, readAttestationClaims, readManifest } from './page-data.ts';
+import { manifestPagePath } from './paths.ts';
+import { ToolView } from './tool-view.tsx';
+
+/** The checks the browser runs, in its order (ids are what assets/verify.js reports on). */
+export const VERIFY_CHECKS: readonly { id: string; label: string }[] = [
+  { id: 'signature', label: 'The attestation is signed (Ed25519) by the registry key its kid names' },
+  { id: 'subject', label: 'The attestation is for this name@version, and the bytes declare the same' },
+  { id: 'digest', label: 'The SHA-256 of the bytes is the digest the attestation covers' },
+  { id: 'key-window', label: 'The key was valid when the registry stored the manifest (storedAt)' },
+  { id: 'checkpoint', label: 'The log checkpoint is signed by the log key (C2SP signed note)' },
+  { id: 'inclusion', label: 'The attestation is in the log: its inclusion proof leads to the checkpoint root' },
+];
+
+interface VersionView {
+  record: VersionRecord;
+  manifest: Manifest;
+  size: number;
+  claims: AttestationClaims;
+}
+
+export function renderVersionPage(registry: Registry, name: string, version: string) {
+  const stored = registry.getManifest(name, version);
+  const view: VersionView = {
+    record: stored.record,
+    manifest: readManifest(stored.bytes),
+    size: stored.bytes.byteLength,
+    claims: readAttestationClaims(stored.record.attestation),
+  };
+  return <VersionPage view={view} />;
+}
+
+const VersionPage: FC<{ view: VersionView }> = ({ view }) => {
+  const { record, manifest } = view;
+  return (
+    <Layout title={`${record.name}@${record.version}`} scripts={['verify.js']}>
+      <p class="muted">
+        <a href="/">Manifests</a> / <a href={manifestPagePath(record.name)}>{record.name}</a> /
+      </p>
+      <h1>
+        {record.name}@{record.version} <StatusBadge status={record.status} />
+      </h1>
+      {record.status === 'yanked' && (
+        <p class="notice yanked" data-testid="yank-notice">
+          <strong>Yanked</strong> <Time value={record.yankedAt} />: {record.yankReason}
+        </p>
+      )}
+      {manifest.description !== undefined && <p class="description">{manifest.description}</p>}
+      <VerifyPanel />
+      <h2 id="tools">{manifest.tools.length === 1 ? '1 tool' : `${manifest.tools.length} tools`}</h2>
+      {manifest.tools.map((tool, index) => (
+        <ToolView tool={tool} index={index} />
+      ))}
+      <AttestationFacts view={view} />
+    </Layout>
+  );
+};
+
+const VerifyPanel: FC = () => (
+  <section class="verify" id="verify" data-verify="" data-state="pending" aria-labelledby="verify-title">
+    <h2 id="verify-title">Verified in this browser</h2>
+    <p class="muted">
+      This browser fetches the exact bytes, the attestation, the registry's keys, the log checkpoint, the log key and an
+      inclusion proof from the API, and checks them itself (WebCrypto Ed25519 and SHA-256).
+    </p>
+    <p class="summary" data-verify-summary="" aria-live="polite">
+      Not checked yet: the checks run in this browser with JavaScript.
+    </p>
+    <ol class="checks">
+      {VERIFY_CHECKS.map((check) => (
+        <li data-check={check.id} data-state="pending">
+          <span class="state">pending</span>
+          <span class="label">{check.label}</span>
+          <span class="reason" />
+        </li>
+      ))}
+    </ol>
+    <noscript>
+      <p>
+        JavaScript is off, so nothing was checked here. From a terminal:{' '}
+        <code>toolseal verify NAME@VERSION --registry URL</code>.
+      </p>
+    </noscript>
+  </section>
+);
+
+const AttestationFacts: FC<{ view: VersionView }> = ({ view }) => {
+  const { record, claims, size } = view;
+  return (
+    <section aria-labelledby="attestation">
+      <h2 id="attestation">Attestation</h2>
+      <p class="muted">What the registry's attestation says; the panel above is what this browser proved.</p>
+      <dl class="facts">
+        <dt>Digest</dt>
+        <dd class="digest mono">{record.digest}</dd>
+        <dt>Size</dt>
+        <dd>{size} bytes (canonical JSON)</dd>
+        <dt>Publisher</dt>
+        <dd>{claims.publisher ?? '–'}</dd>
+        <dt>Stored at</dt>
+        <dd>
+          <Time value={claims.storedAt ?? record.storedAt} />
+        </dd>
+        <dt>Key id</dt>
+        <dd class="mono">{claims.kid ?? record.kid}</dd>
+        <dt>Log index</dt>
+        <dd>{record.logIndex}</dd>
+        <dt>Registry</dt>
+        <dd class="mono">{claims.registry ?? '–'}</dd>
+        <dt>Previous digest</dt>
+        <dd class="digest mono">{claims.previousDigest ?? 'none (first version)'}</dd>
+        <dt>Raw</dt>
+        <dd>
+          <a href={versionPath(record.name, record.version)}>bytes</a>,{' '}
+          <a href={attestationPath(record.name, record.version)}>attestation</a>
+        </dd>
+      </dl>
+    </section>
+  );
+};

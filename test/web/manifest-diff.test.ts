@@ -1,0 +1,111 @@
+// diffManifests (src/web/manifest-diff.ts): tools matched by name, changed fields with their JSON pointers, and the
+// capability changes in words, widening ones first.
+
+import { describe, expect, it } from 'vitest';
+import type { Manifest } from '../../src/pipeline/index.ts';
+import { diffManifests } from '../../src/web/manifest-diff.ts';
+
+type Tool = Manifest['tools'][number];
+
+const tool = (name: string, extra: Partial<Tool> = {}): Tool => ({ name, inputSchema: { type: 'object' }, ...extra });
+const manifest = (version: string, tools: Tool[], description?: string): Manifest => ({
+  name: 'io.github.acme/x',
+  version,
+  ...(description === undefined ? {} : { description }),
+  tools,
+});
+
+describe('diffManifests', () => {
+  it('reports added, removed, changed and unchanged tools, and manifest fields but not the version', () => {
+    const diff = diffManifests(
+      manifest('1.0.0', [tool('a'), tool('b', { description: 'old' }), tool('gone')], 'one'),
+      manifest('2.0.0', [tool('b', { description: 'new' }), tool('a'), tool('fresh')], 'two'),
+    );
+    expect(diff.manifest).toEqual([{ pointer: '/description', before: 'one', after: 'two' }]);
+    expect(diff.tools.map((t) => `${t.name} ${t.kind} ${t.pointer}`)).toEqual([
+      'b changed /tools/0',
+      'a unchanged /tools/1',
+      'fresh added /tools/2',
+      'gone removed /tools/2',
+    ]);
+    expect(diff.tools[0]?.changes).toEqual([{ pointer: '/tools/0/description', before: 'old', after: 'new' }]);
+  });
+
+  it('walks objects and equal-length arrays to the changed leaf, and escapes pointer tokens (RFC 6901)', () => {
+    const before = tool('t', { inputSchema: { type: 'object', properties: { 'a/b~c': { enum: [1, 2] } } } });
+    const after = tool('t', {
+      inputSchema: { type: 'object', properties: { 'a/b~c': { enum: [1, 3] } }, required: [] },
+    });
+    const diff = diffManifests(manifest('1.0.0', [before]), manifest('1.0.1', [after]));
+    expect(diff.tools[0]?.changes).toEqual([
+      { pointer: '/tools/0/inputSchema/properties/a~1b~0c/enum/1', before: 2, after: 3 },
+      { pointer: '/tools/0/inputSchema/required', before: undefined, after: [] },
+    ]);
+  });
+
+  it('calls out wider capability changes first: a new host, a new secret, a higher ceiling, a dropped claim', () => {
+    const before = tool('pay', {
+      capabilities: {
+        network: { hosts: ['api.stripe.com', 'old.example'] },
+        secrets: { env: ['A'] },
+        filesystem: { read: ['/data/**'] },
+        money: { currencies: ['JPY'], maxAmountMinorPerCall: 1000 },
+      },
+    });
+    const after = tool('pay', {
+      capabilities: {
+        network: { hosts: ['api.stripe.com', 'evil.example:443'] },
+        secrets: { env: ['A', 'B'] },
+        money: { currencies: ['JPY'], maxAmountMinorPerCall: 99000 },
+      },
+    });
+    const diff = diffManifests(manifest('1.0.0', [before]), manifest('1.1.0', [after]));
+    expect(diff.capabilities.map((c) => `${c.direction}: ${c.text} ${c.pointer}`)).toEqual([
+      'wider: new: opens connections to evil.example:443 /tools/0/capabilities/network/hosts',
+      'wider: no longer declares the files it reads (was: reads /data/**): now unknown /tools/0/capabilities/filesystem/read',
+      'wider: new: needs the secret B /tools/0/capabilities/secrets/env',
+      'wider: money ceiling raised from 1000 JPY to 99000 JPY per call /tools/0/capabilities/money',
+      'narrower: no longer opens connections to old.example /tools/0/capabilities/network/hosts',
+    ]);
+  });
+
+  it('says a lower ceiling and a new declaration are narrower, and a removed ceiling wider', () => {
+    const caps = (ceiling?: number) => ({
+      money: { currencies: ['USD'], ...(ceiling === undefined ? {} : { maxAmountMinorPerCall: ceiling }) },
+    });
+    const lower = diffManifests(
+      manifest('1.0.0', [tool('t', { capabilities: caps(500) })]),
+      manifest('1.0.1', [tool('t', { capabilities: { ...caps(100), network: { hosts: [] } } })]),
+    );
+    expect(lower.capabilities.map((c) => `${c.direction}: ${c.text}`)).toEqual([
+      'narrower: now declares its network hosts: none',
+      'narrower: money ceiling lowered from 5.00 USD to 1.00 USD per call',
+    ]);
+    const none = diffManifests(
+      manifest('1.0.0', [tool('t', { capabilities: caps(500) })]),
+      manifest('1.0.1', [tool('t', { capabilities: caps() })]),
+    );
+    expect(none.capabilities.map((c) => `${c.direction}: ${c.text}`)).toEqual([
+      'wider: no per-call money ceiling any more (was 5.00 USD)',
+    ]);
+  });
+
+  it('lists what a new tool may touch as wider, and a removed tool as narrower', () => {
+    const diff = diffManifests(
+      manifest('1.0.0', [tool('old')]),
+      manifest('2.0.0', [
+        tool('new', {
+          capabilities: { network: { hosts: ['*'] }, money: { currencies: ['BHD'], maxAmountMinorPerCall: 1500 } },
+        }),
+        tool('bare'),
+      ]),
+    );
+    expect(diff.capabilities.map((c) => `${c.direction} ${c.tool}: ${c.text}`)).toEqual([
+      'wider new: new tool: opens connections to any host',
+      'wider new: new tool: moves BHD',
+      'wider new: new tool: moves up to 1.500 BHD per call',
+      'wider bare: new tool that declares no capabilities (unknown)',
+      'narrower old: tool removed',
+    ]);
+  });
+});
