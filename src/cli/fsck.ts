@@ -6,9 +6,10 @@ import { resolveDataDir, resolveKeysDir } from './config.ts';
 import { type ExitCode, writeStdout } from './output.ts';
 
 export const fsckUsage = `toolseal fsck [--data DIR] [--keys DIR] [--json]
-  Re-verifies every stored row: bytes against their digest, every attestation's signature and subject,
-  that every attestation is in the log, the log's tree against its leaves, and every checkpoint (its
-  signature too, when the log key is in --keys). Exit 0 when all is intact, 1 on any problem.`;
+  Checks the database's own structure (SQLite's integrity check), then re-verifies every stored row: bytes
+  against their digest, every attestation's signature and subject, that every attestation is in the log, the
+  log's tree against its leaves, and every checkpoint (its signature too, when the log key is in --keys).
+  Exit 0 when all is intact, 1 on any problem (a damaged file is INTEGRITY_ERROR "the database is corrupt").`;
 
 export async function runFsckCommand(args: string[]): Promise<ExitCode> {
   const { values } = parseArgs({

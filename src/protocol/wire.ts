@@ -78,6 +78,10 @@ export interface YankResponse {
   yankReason: string | null;
   yankedAt: string | null;
   yankLogIndex: number | null;
+  /** True when the version was yanked before: nothing changed, and `yankReason` is the first reason. */
+  alreadyYanked?: boolean;
+  /** On a second yank, the reason this request gave (not recorded). */
+  requestedReason?: string;
 }
 
 /** One name@version bound to a digest (GET /v1/attestations/{digest}). */

@@ -1,6 +1,7 @@
-// fsck: re-verify everything the store holds — bytes against digests, attestations, the log and its checkpoints.
+// fsck: re-verify everything the store holds — the storage's own structure, bytes against digests, attestations,
+// the log and its checkpoints — on one consistent snapshot, so a server publishing meanwhile causes no false alarm.
 
-import { describeError } from '../core/errors.ts';
+import { describeError, isToolsealError } from '../core/errors.ts';
 import { computeDigest, type Sha256Digest } from '../core/digest.ts';
 import { buildJwks, verifyAttestation, type PublicJwk } from '../attest/index.ts';
 import {
@@ -11,7 +12,14 @@ import {
   parseCheckpoint,
   verifyNote,
 } from '../log/index.ts';
-import type { LogEntryRecord, Store } from '../store/index.ts';
+import type {
+  BlobRecord,
+  CheckpointRecord,
+  LogEntryRecord,
+  SigningKeyRecord,
+  Store,
+  VersionRecord,
+} from '../store/index.ts';
 import { bodyOf } from './transparency-log.ts';
 
 export interface FsckProblem {
@@ -33,26 +41,37 @@ export interface FsckReport {
   problems: FsckProblem[];
 }
 
+/** Every row fsck checks, read in one snapshot. */
+interface StoredRows {
+  blobs: BlobRecord[];
+  entries: LogEntryRecord[];
+  keys: SigningKeyRecord[];
+  versions: VersionRecord[];
+  nodes: { level: number; index: number; hash: Buffer }[];
+  checkpoints: CheckpointRecord[];
+}
+
 /**
- * Check every stored row. `logVerifier` (a note verifier string) enables checkpoint signature checks.
- * Never throws for a data problem: every problem found is reported.
+ * Check the storage's structure and every stored row. `logVerifier` (a note verifier string) enables checkpoint
+ * signature checks. Never throws for a data problem: every problem found is reported, a database too damaged to
+ * read as INTEGRITY_ERROR "the database is corrupt: …".
  */
 export async function runFsck(store: Store, logVerifier?: string): Promise<FsckReport> {
   const problems: FsckProblem[] = [];
   const report: Report = (code, where, message) => {
     problems.push({ code, where, message });
   };
-  const blobs = checkBlobs(store, report);
-  const entries = store.readLogEntries(0, store.getLogSize());
-  const versions = await checkVersions(store, entries, blobs.digests, report);
-  const tree = checkTree(store, entries, report);
-  const checkpoints = checkCheckpoints(store, tree.memory, entries.length, logVerifier, report);
+  const rows = readCheckedRows(store, report);
+  const blobs = checkBlobs(rows.blobs, report);
+  const versions = await checkVersions(rows, blobs.digests, report);
+  const tree = checkTree(rows, report);
+  const checkpoints = checkCheckpoints(rows.checkpoints, tree.memory, rows.entries.length, logVerifier, report);
   return {
     ok: problems.length === 0,
     checked: {
       blobs: blobs.count,
       versions,
-      logEntries: entries.length,
+      logEntries: rows.entries.length,
       logNodes: tree.nodes,
       checkpoints: checkpoints.count,
       checkpointSignatures: checkpoints.signatures,
@@ -63,9 +82,29 @@ export async function runFsck(store: Store, logVerifier?: string): Promise<FsckR
 
 type Report = (code: FsckProblem['code'], where: string, message: string) => void;
 
+/** The storage's own check, then every row in one snapshot; a damaged database is reported, with no rows. */
+function readCheckedRows(store: Store, report: Report): StoredRows {
+  const empty: StoredRows = { blobs: [], entries: [], keys: [], versions: [], nodes: [], checkpoints: [] };
+  const damage = store.checkStructure().map((line) => `the database is corrupt: ${line}`);
+  for (const message of damage) report('INTEGRITY_ERROR', 'database', message);
+  try {
+    return store.read(() => ({
+      blobs: store.listAllBlobs(),
+      entries: store.readLogEntries(0, store.getLogSize()),
+      keys: store.listSigningKeys(),
+      versions: store.listAllVersions(),
+      nodes: store.listAllLogNodes(),
+      checkpoints: store.listCheckpoints(),
+    }));
+  } catch (error) {
+    if (!isToolsealError(error) || error.code !== 'INTEGRITY_ERROR') throw error;
+    if (!damage.includes(error.message)) report('INTEGRITY_ERROR', 'database', error.message);
+    return empty;
+  }
+}
+
 /** Every blob's bytes against its digest and size. */
-function checkBlobs(store: Store, report: Report): { count: number; digests: Set<string> } {
-  const blobs = store.listAllBlobs();
+function checkBlobs(blobs: BlobRecord[], report: Report): { count: number; digests: Set<string> } {
   const digests = new Set<string>();
   for (const blob of blobs) {
     digests.add(blob.digest);
@@ -80,20 +119,18 @@ function checkBlobs(store: Store, report: Report): { count: number; digests: Set
 
 /** Every version: its bytes exist, its attestation verifies and matches the row, it and its yank are logged. */
 async function checkVersions(
-  store: Store,
-  entries: LogEntryRecord[],
+  { keys, versions, entries }: StoredRows,
   blobDigests: Set<string>,
   report: Report,
 ): Promise<number> {
   const jwks = buildJwks(
-    store.listSigningKeys().map((key) => ({
+    keys.map((key) => ({
       kid: key.kid,
       publicJwk: JSON.parse(key.publicJwk) as PublicJwk,
       notBefore: key.notBefore,
       notAfter: key.notAfter,
     })),
   );
-  const versions = store.listAllVersions();
   for (const version of versions) {
     const where = `${version.name}@${version.version}`;
     if (!blobDigests.has(version.digest)) report('INTEGRITY_ERROR', where, `no stored bytes for ${version.digest}`);
@@ -125,11 +162,7 @@ async function checkVersions(
 }
 
 /** Rebuild the tree from the leaves and compare every stored node with it. */
-function checkTree(
-  store: Store,
-  entries: LogEntryRecord[],
-  report: Report,
-): { memory: MemoryNodeStore; nodes: number } {
+function checkTree({ entries, nodes }: StoredRows, report: Report): { memory: MemoryNodeStore; nodes: number } {
   const memory = createMemoryNodeStore();
   entries.forEach((entry, position) => {
     if (entry.index !== position)
@@ -140,7 +173,6 @@ function checkTree(
     }
     memory.append(leafHash);
   });
-  const nodes = store.listAllLogNodes();
   for (const node of nodes) {
     let expected: Uint8Array | undefined;
     try {
@@ -161,13 +193,12 @@ function checkTree(
 
 /** Every checkpoint against the rebuilt tree, and its signature when the log verifier is known. */
 function checkCheckpoints(
-  store: Store,
+  checkpoints: CheckpointRecord[],
   memory: MemoryNodeStore,
   entryCount: number,
   logVerifier: string | undefined,
   report: Report,
 ): { count: number; signatures: number } {
-  const checkpoints = store.listCheckpoints();
   let signatures = 0;
   for (const checkpoint of checkpoints) {
     const where = `checkpoint ${checkpoint.size}`;

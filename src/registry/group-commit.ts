@@ -6,6 +6,7 @@ import { PIPELINE_POLICY_VERSION, type Sha256Digest } from '../pipeline/index.ts
 import { buildPublishStatement, signStatement, type SigningKey } from '../attest/index.ts';
 import type { PublisherRecord, Store, VersionRecord } from '../store/index.ts';
 import type { PipelineOutput } from './pipeline-runner.ts';
+import { assertPublisherCurrent } from './publishers.ts';
 import type { InclusionProof, TransparencyLog } from './transparency-log.ts';
 import { loadSigningKey } from '../keys/key-files.ts';
 
@@ -20,7 +21,8 @@ export interface CommitOutcome {
 /** Where publishes are committed: on the calling thread (GroupCommitter) or on a writer thread (startPublishWriter). */
 export interface PublishCommitter {
   /**
-   * Resolves once the publish is durable and in a signed checkpoint; rejects with VERSION_EXISTS or INTERNAL.
+   * Resolves once the publish is durable and in a signed checkpoint; rejects with VERSION_EXISTS, UNAUTHENTICATED,
+   * STORAGE_FULL or INTERNAL.
    * It may take `result.canonicalBytes` (moved to another thread): the caller must not use them afterwards.
    */
   commit(result: PipelineOutput, publisher: PublisherRecord): Promise<CommitOutcome>;
@@ -51,7 +53,8 @@ interface QueuedPublish {
  * synchronous=FULL), and the batch's checkpoint is signed in it, with each publish's inclusion proof in it;
  * callers are settled after the commit.
  *
- * A publish is refused (VERSION_EXISTS) or found stored (idempotent) by reads alone, before it writes anything,
+ * A publish is refused (VERSION_EXISTS, or UNAUTHENTICATED when its publisher was revoked or its token rotated out
+ * since it was authenticated) or found stored (idempotent) by reads alone, before it writes anything,
  * so a refusal needs no rollback. Anything that fails once a publish has started writing rolls the whole batch
  * back; each of its publishes is then committed alone, so only the one that fails fails. (No SAVEPOINT per
  * publish: SQLite journals every page a savepoint touches, which costs more than the rare retry.)
@@ -99,6 +102,8 @@ export class GroupCommitter implements PublishCommitter {
         for (const item of batch) {
           let found: Omit<CommitOutcome, 'inclusion'> | undefined;
           try {
+            // Authenticated before it was queued (maybe on another thread): refused if revoked or rotated since.
+            assertPublisherCurrent(store, item.publisher);
             found = this.findStored(item.result);
           } catch (refusal) {
             settled.push(() => item.reject(refusal));

@@ -3,7 +3,17 @@
 // publishes are committed are ports too (PipelineRunner, PublishCommitter), implemented inline or in src/runtime.
 
 export { openRegistry, Registry } from './registry.ts';
-export { createPublisher, hashToken } from './publishers.ts';
+export {
+  assertPublisherCurrent,
+  authenticatePublisher,
+  createPublisher,
+  hashToken,
+  listPublishers,
+  revokePublisher,
+  rotatePublisherToken,
+  type PublisherSummary,
+} from './publishers.ts';
+export { checkYankReason, yankVersion, type YankOutcome } from './yank.ts';
 export type { RegistryOptions, PublishOutcome, StoredManifest, ManifestListing, DigestBinding } from './registry.ts';
 export { TransparencyLog, bodyOf } from './transparency-log.ts';
 export type { InclusionProof } from './transparency-log.ts';

@@ -1,20 +1,19 @@
 // Registry use cases — publish, fetch, yank, list, auditor queries, keys — tying pipeline, attest, log and store. No HTTP here.
 
-import { timingSafeEqual } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { ToolsealError } from '../core/errors.ts';
 import { computeSha256Hex, type PipelineLimits, type RenamedTool, type Sha256Digest } from '../pipeline/index.ts';
 import { buildJwks, type Jwks, type KeyValidity, type PublicJwk, type SigningKey } from '../attest/index.ts';
 import { GroupCommitter, type PublishCommitter } from './group-commit.ts';
-import { createPublisher, hashToken } from './publishers.ts';
+import { authenticatePublisher, createPublisher } from './publishers.ts';
 import { inlinePipeline, type PipelineRunner } from './pipeline-runner.ts';
-import { formatKeyEntry, formatYankEntry } from '../log/entries.ts';
-import { formatManifestRef } from '../protocol/manifest-ref.ts';
+import { formatKeyEntry } from '../log/entries.ts';
 import type { CheckpointRecord, PublisherRecord, Store, VersionRecord, VersionStatus } from '../store/index.ts';
 import { pickLatestVersion, compareVersions } from './semver.ts';
 import { TransparencyLog, type InclusionProof } from './transparency-log.ts';
 import { generateSigningKey, signingKeyFile, loadOrCreateLogKey, loadSigningKey } from '../keys/key-files.ts';
 import type { ManifestListResponse } from '../protocol/wire.ts';
+import { type YankOutcome, yankVersion } from './yank.ts';
 
 export interface RegistryOptions {
   store: Store;
@@ -125,19 +124,11 @@ export class Registry {
   }
 
   /**
-   * The publisher a bearer token belongs to (the transport has taken it out of its header). Only the token's
-   * SHA-256 is looked up, and the stored hash is compared in constant time.
+   * The publisher a bearer token belongs to (the transport has taken it out of its header), looked up per request:
+   * a revoked publisher or a rotated-out token is refused at once.
    */
   authenticate(token: string | undefined): PublisherRecord {
-    if (token === undefined || token === '') {
-      throw new ToolsealError('UNAUTHENTICATED', 'a publisher token is required: Authorization: Bearer <token>');
-    }
-    const presented = hashToken(token);
-    const publisher = this.store.findPublisherByTokenHash(presented);
-    if (!publisher || !timingSafeEqual(Buffer.from(publisher.tokenHash, 'hex'), Buffer.from(presented, 'hex'))) {
-      throw new ToolsealError('UNAUTHENTICATED', 'the publisher token is not valid');
-    }
-    return publisher;
+    return authenticatePublisher(this.store, token);
   }
 
   // ── publish ─────────────────────────────────────────────────────────────
@@ -275,30 +266,12 @@ export class Registry {
 
   // ── yank ────────────────────────────────────────────────────────────────
 
-  /** Mark name@version yanked (bytes stay fetchable), logging the event. Yanking twice is idempotent. */
-  async yank(publisher: PublisherRecord, name: string, version: string, reason: string): Promise<VersionRecord> {
-    const namespace = name.slice(0, name.indexOf('/'));
-    if (namespace.toLowerCase() !== publisher.namespace.toLowerCase()) {
-      throw new ToolsealError('FORBIDDEN', `namespace ${namespace} does not belong to this publisher`);
-    }
-    if (reason.trim().length === 0 || reason.length > 1000)
-      throw new ToolsealError('BAD_REQUEST', 'a yank needs a reason (1 to 1000 characters)');
-    const record = this.store.transaction(() => {
-      const existing = this.getVersionRecord(name, version);
-      if (existing.status === 'yanked') return existing;
-      const yankedAt = this.clock().toISOString();
-      const leaf = formatYankEntry({
-        subject: formatManifestRef(name, version),
-        digest: existing.digest as Sha256Digest,
-        reason,
-        yankedAt,
-      });
-      const yankLogIndex = this.log.appendLeaf('yank', leaf);
-      this.store.markYanked(existing.id, reason, yankedAt, yankLogIndex);
-      return this.getVersionRecord(name, version);
-    });
-    if (record.yankLogIndex !== null) await this.log.awaitCheckpointIncluding(record.yankLogIndex);
-    return record;
+  /**
+   * Mark name@version yanked (bytes stay fetchable), logging the event in a signed checkpoint, in one transaction.
+   * Yanking again changes nothing and says so (`alreadyYanked`).
+   */
+  async yank(publisher: PublisherRecord, name: string, version: string, reason: string): Promise<YankOutcome> {
+    return yankVersion({ store: this.store, log: this.log, clock: this.clock }, publisher, name, version, reason);
   }
 
   // ── keys ────────────────────────────────────────────────────────────────

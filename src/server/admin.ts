@@ -1,18 +1,26 @@
-// Registry administration on a data folder, for the CLI (which never opens a store itself): publishers, key
-// rotation, and fsck with the log verifier rebuilt from the keys folder.
-
-import { hasLogKeyFile, loadOrCreateLogKey } from '../keys/key-files.ts';
-import { formatVerifierString } from '../log/note.ts';
-import { parseCheckpoint } from '../log/checkpoint.ts';
-import { type FsckReport, runFsck } from '../registry/fsck.ts';
-import { createPublisher } from '../registry/publishers.ts';
-import { openRegistry } from '../registry/registry.ts';
-import { bodyOf } from '../registry/transparency-log.ts';
-import type { Store } from '../store/index.ts';
-import { databaseFileOf, openStore } from '../store/sqlite/index.ts';
+// Registry administration on a data folder, for the CLI (which never opens a store itself): publishers (add, list,
+// revoke, rotate a token), key rotation, and fsck with the log verifier rebuilt from the keys folder. These run beside
+// a server on the same folder: the server looks tokens up per request, so a revocation or rotation holds at once.
 
 import { existsSync } from 'node:fs';
-import { ToolsealError } from '../core/errors.ts';
+import { isToolsealError, ToolsealError } from '../core/errors.ts';
+import { hasLogKeyFile, loadOrCreateLogKey } from '../keys/key-files.ts';
+import { parseCheckpoint } from '../log/checkpoint.ts';
+import { formatVerifierString } from '../log/note.ts';
+import { type FsckReport, runFsck } from '../registry/fsck.ts';
+import {
+  createPublisher,
+  listPublishers as listStoredPublishers,
+  type PublisherSummary,
+  revokePublisher as revokeStoredPublisher,
+  rotatePublisherToken as rotateStoredPublisherToken,
+} from '../registry/publishers.ts';
+import { openRegistry } from '../registry/registry.ts';
+import { bodyOf } from '../registry/transparency-log.ts';
+import type { CheckpointRecord, Store } from '../store/index.ts';
+import { databaseFileOf, inspectDatabaseFile, openStore } from '../store/sqlite/index.ts';
+
+export type { PublisherSummary } from '../registry/publishers.ts';
 
 function withStore<T>(dataDir: string, work: (store: Store) => Promise<T> | T): Promise<T> {
   const store = openStore({ dataDir });
@@ -21,12 +29,41 @@ function withStore<T>(dataDir: string, work: (store: Store) => Promise<T> | T): 
     .finally(() => store.close());
 }
 
+/** Like withStore, but NOT_FOUND (and nothing created) when the folder holds no registry database. */
+function withExistingStore<T>(dataDir: string, work: (store: Store) => Promise<T> | T): Promise<T> {
+  if (!existsSync(databaseFileOf(dataDir))) {
+    return Promise.reject(new ToolsealError('NOT_FOUND', `no registry database in ${dataDir}`));
+  }
+  return withStore(dataDir, work);
+}
+
 /** Create a publisher owning `namespace`; the token is returned once (only its hash is stored). */
 export function addPublisher(dataDir: string, namespace: string): Promise<{ namespace: string; token: string }> {
   return withStore(dataDir, (store) => {
     const { publisher, token } = createPublisher(store, namespace);
     return { namespace: publisher.namespace, token };
   });
+}
+
+/** Every publisher: namespace, creation and revocation times; never a token or a token hash. */
+export function listPublishers(dataDir: string): Promise<PublisherSummary[]> {
+  return withExistingStore(dataDir, (store) => listStoredPublishers(store));
+}
+
+/** Revoke the publisher of `namespace`: its token is refused from now on, its manifests stay served. */
+export function revokePublisher(
+  dataDir: string,
+  namespace: string,
+): Promise<{ namespace: string; revokedAt: string; alreadyRevoked: boolean }> {
+  return withExistingStore(dataDir, (store) => revokeStoredPublisher(store, namespace));
+}
+
+/** A new token for the publisher of `namespace` (returned once); the old one is refused from now on. */
+export function rotatePublisherToken(
+  dataDir: string,
+  namespace: string,
+): Promise<{ namespace: string; token: string }> {
+  return withExistingStore(dataDir, (store) => rotateStoredPublisherToken(store, namespace));
 }
 
 /** Make a new signing key active and retire the current one (logged). */
@@ -42,19 +79,50 @@ export function rotateSigningKey(options: {
 
 /**
  * fsck over the data folder. Checkpoint signatures are checked when the log key is in `keysDir`: the verifier is
- * rebuilt from it and the origin the checkpoints were signed under. NOT_FOUND when there is no database.
+ * rebuilt from it and the origin the checkpoints were signed under. NOT_FOUND when there is no database; a database
+ * too damaged to open is a report with its INTEGRITY_ERROR problem.
  */
-export function checkRegistry(options: { dataDir: string; keysDir: string }): Promise<FsckReport> {
+export async function checkRegistry(options: { dataDir: string; keysDir: string }): Promise<FsckReport> {
   if (!existsSync(databaseFileOf(options.dataDir))) {
-    return Promise.reject(new ToolsealError('NOT_FOUND', `no registry database in ${options.dataDir}`));
+    throw new ToolsealError('NOT_FOUND', `no registry database in ${options.dataDir}`);
   }
-  return withStore(options.dataDir, (store) => {
-    const latest = store.latestCheckpoint();
+  let store: Store;
+  try {
+    store = openStore({ dataDir: options.dataDir });
+  } catch (error) {
+    if (isToolsealError(error) && error.code === 'INTEGRITY_ERROR') return reportUnreadable(options.dataDir, error);
+    throw error;
+  }
+  try {
+    const latest = readLatestCheckpoint(store);
     let verifier: string | undefined;
     if (latest !== undefined && hasLogKeyFile(options.keysDir)) {
       const { origin } = parseCheckpoint(bodyOf(latest.note));
       verifier = formatVerifierString(origin, loadOrCreateLogKey(options.keysDir, false).publicKey);
     }
-    return runFsck(store, verifier);
-  });
+    return await runFsck(store, verifier);
+  } finally {
+    store.close();
+  }
+}
+
+/** The latest checkpoint, or undefined when it cannot be read (runFsck then reports the damage). */
+function readLatestCheckpoint(store: Store): CheckpointRecord | undefined {
+  try {
+    return store.read(() => store.latestCheckpoint());
+  } catch (error) {
+    if (isToolsealError(error) && error.code === 'INTEGRITY_ERROR') return undefined;
+    throw error;
+  }
+}
+
+/** A database too damaged to open: why, and what SQLite's own check finds in the file (read-only). */
+function reportUnreadable(dataDir: string, error: ToolsealError): FsckReport {
+  const messages = new Set([error.message]);
+  for (const line of inspectDatabaseFile(databaseFileOf(dataDir))) messages.add(`the database is corrupt: ${line}`);
+  return {
+    ok: false,
+    checked: { blobs: 0, versions: 0, logEntries: 0, logNodes: 0, checkpoints: 0, checkpointSignatures: 0 },
+    problems: [...messages].map((message) => ({ code: 'INTEGRITY_ERROR', where: 'database', message })),
+  };
 }

@@ -8,6 +8,14 @@ export {
   type RegistryServerOptions,
   type RunningRegistryServer,
 } from './start-registry-server.ts';
-export { addPublisher, checkRegistry, rotateSigningKey } from './admin.ts';
+export {
+  addPublisher,
+  checkRegistry,
+  listPublishers,
+  revokePublisher,
+  rotatePublisherToken,
+  rotateSigningKey,
+  type PublisherSummary,
+} from './admin.ts';
 export { DEV_NAMESPACE, seedDevRegistry, type DevSeed } from './dev-seed.ts';
 export { defaultPipelineWorkers } from '../runtime/pipeline-pool.ts';

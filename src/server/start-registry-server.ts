@@ -11,6 +11,7 @@ import { startPipelinePool } from '../runtime/pipeline-pool.ts';
 import { startPublishWriter } from '../runtime/publish-writer.ts';
 import type { Store } from '../store/index.ts';
 import { openStore } from '../store/sqlite/index.ts';
+import { type DataDirLock, lockDataDir } from './data-dir-lock.ts';
 
 /**
  * What a registry is opened with: the registry's own options (keys, origin, clock, limits, where the pipeline runs and
@@ -75,11 +76,25 @@ export interface RunningRegistryServer extends OpenedRegistry {
 type Fetch = (request: Request, env?: unknown) => Response | Promise<Response>;
 
 /**
- * Start a registry server. The port is bound first (port 0 picks one, and the origin may be the URL), so until the
+ * Start a registry server. The data folder is locked first (DATA_DIR_LOCKED when another server holds it; see
+ * data-dir-lock.ts), before anything is opened or bound. The port is bound next (port 0 picks one, and the origin may be the URL), so until the
  * app exists (a few milliseconds) requests get 503. `close()` stops accepting, finishes in-flight requests and
- * publishes, then closes threads and the store. A failure on the way closes whatever was opened.
+ * publishes, then closes threads and the store, and releases the lock. A failure on the way closes whatever was opened.
  */
 export async function startRegistryServer(options: RegistryServerOptions): Promise<RunningRegistryServer> {
+  const lock = lockDataDir(options.dataDir);
+  try {
+    return await startLockedRegistryServer(options, lock);
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+}
+
+async function startLockedRegistryServer(
+  options: RegistryServerOptions,
+  lock: DataDirLock,
+): Promise<RunningRegistryServer> {
   const workers = options.pipelineWorkers ?? 0;
   const pipeline = workers > 0 ? startPipelinePool(workers) : inlinePipeline;
   let committer: PublishCommitter | undefined;
@@ -109,8 +124,12 @@ export async function startRegistryServer(options: RegistryServerOptions): Promi
       pipelineWorkers: workers,
       writerThread: committer !== undefined,
       close: async () => {
-        await running.close();
-        await registry.close();
+        try {
+          await running.close();
+          await registry.close();
+        } finally {
+          lock.release();
+        }
       },
     };
   } catch (error) {

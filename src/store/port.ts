@@ -1,6 +1,6 @@
 // The store port: what the registry, the log and fsck need from storage, and nothing about how it is kept.
 // One implementation today (src/store/sqlite/); every method is synchronous and `transaction` runs its work
-// atomically (all of it or none), one writer at a time.
+// atomically (all of it or none), one writer at a time; `read` gives a consistent snapshot for many reads.
 
 import type { LogEntryKind } from '../log/entries.ts';
 import type { VersionStatus } from '../protocol/wire.ts';
@@ -13,6 +13,8 @@ export interface PublisherRecord {
   namespace: string;
   tokenHash: string;
   createdAt: string;
+  /** When the publisher was revoked (its token refused from then on); null or absent while it is active. */
+  revokedAt?: string | null;
 }
 
 export interface VersionRecord {
@@ -64,14 +66,27 @@ export interface CheckpointRecord {
 }
 
 export interface Store {
-  /** Run `work` atomically (synchronous; one writer at a time). A throw rolls all of it back. */
+  /**
+   * Run `work` atomically (synchronous; one writer at a time). A throw rolls all of it back. A store out of room
+   * throws STORAGE_FULL, a damaged one INTEGRITY_ERROR (after the rollback).
+   */
   transaction<T>(work: () => T): T;
+  /** Run the reads in `work` on one consistent snapshot (other writers go on); errors as in `transaction`. */
+  read<T>(work: () => T): T;
+  /** Check the storage's own structure (pages, indexes); one line per problem found, none when intact (for fsck). */
+  checkStructure(): string[];
   close(): void;
   insertPublisher(namespace: string, tokenHash: string, createdAt: string): PublisherRecord;
   findPublisherByTokenHash(tokenHash: string): PublisherRecord | undefined;
   findPublisherById(id: number): PublisherRecord | undefined;
   findPublisherByNamespace(namespace: string): PublisherRecord | undefined;
   countPublishers(): number;
+  /** Every publisher, oldest first. */
+  listPublishers(): PublisherRecord[];
+  /** Set `revokedAt` once (a revoked publisher stays revoked). */
+  revokePublisher(id: number, revokedAt: string): void;
+  /** Replace the token hash (the old token is refused from then on); never for a revoked publisher. */
+  replacePublisherTokenHash(id: number, tokenHash: string): void;
   insertBlobIfAbsent(digest: string, bytes: Uint8Array): void;
   getBlob(digest: string): BlobRecord | undefined;
   getVersion(name: string, version: string): VersionRecord | undefined;

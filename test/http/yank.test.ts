@@ -142,7 +142,7 @@ describe('yank', () => {
     env.close();
   });
 
-  it('yanking twice is idempotent: same record, first reason kept, no new log entry', async () => {
+  it('yanking twice is idempotent: same record, first reason kept, no new log entry, and the answer says so', async () => {
     const { env } = await setup();
     const first = (await (await postYank(env.app, PATH, { reason: 'first' }, env.token)).json()) as Record<
       string,
@@ -151,7 +151,7 @@ describe('yank', () => {
     const before = snapshotDb(env.store);
     const again = await postYank(env.app, PATH, { reason: 'second' }, env.token);
     expect(again.status).toBe(200);
-    expect(await again.json()).toEqual(first);
+    expect(await again.json()).toEqual({ ...first, alreadyYanked: true, requestedReason: 'second' });
     expect(snapshotDb(env.store)).toEqual(before);
     env.close();
   });

@@ -126,6 +126,24 @@ describe('immutability triggers (raw SQL through sqliteDatabaseOf(store))', () =
     refuses('DELETE FROM log_checkpoints');
   });
 
+  it('publishers: no DELETE, no new namespace; revoked once, and a revoked publisher gets no new token hash', () => {
+    refuses('DELETE FROM publishers');
+    refuses("UPDATE publishers SET namespace = 'io.github.evil'");
+    refuses("UPDATE publishers SET created_at = '2000-01-01T00:00:00.000Z'");
+    // Before revocation the token hash may be replaced (rotation) and revoked_at set, once.
+    const db = sqliteDatabaseOf(env.store);
+    db.prepare('UPDATE publishers SET token_hash = ? WHERE id = ?').run(hashToken('rotated'), env.publisher.id);
+    db.prepare("UPDATE publishers SET revoked_at = '2030-01-01T00:00:00.000Z' WHERE id = ?").run(env.publisher.id);
+    const before = snapshotDb(env.store);
+    for (const sql of [
+      'UPDATE publishers SET revoked_at = NULL',
+      "UPDATE publishers SET revoked_at = '2031-01-01T00:00:00.000Z'",
+      "UPDATE publishers SET token_hash = 'x'",
+    ])
+      expect(() => db.prepare(sql).run(), sql).toThrow(/a revoked publisher stays revoked/);
+    expect(snapshotDb(env.store)).toEqual(before);
+  });
+
   it('the registry itself never needs to bypass them: a publish/yank/rotate cycle leaves every trigger in place', async () => {
     await postYank(env.app, '/v1/manifests/io.github.acme/widgets/2.0.0', { reason: 'x' }, env.token);
     await env.registry.rotateSigningKey();
@@ -148,6 +166,9 @@ describe('immutability triggers (raw SQL through sqliteDatabaseOf(store))', () =
       'manifest_versions_immutable_columns',
       'manifest_versions_no_delete',
       'manifest_versions_yank_once',
+      'publishers_immutable_columns',
+      'publishers_no_delete',
+      'publishers_revoke_once',
       'signing_keys_immutable_columns',
       'signing_keys_no_delete',
       'signing_keys_retire_once',

@@ -1,8 +1,11 @@
 // POST /v1/manifests/{namespace}/{name}/{version}/yank: a publisher marks its version yanked with a reason (the
-// bytes stay served; the yank is a log entry). Bearer token per RFC 6750 §2.1; the body is parsed strictly.
+// bytes stay served; the yank is a log entry). Bearer token per RFC 6750 §2.1; the body is parsed strictly and is the
+// closed type {"reason": string}. A second yank answers 200 with the first reason and `alreadyYanked: true`.
 
 import { ToolsealError } from '../../core/errors.ts';
-import { isJsonObject } from '../../core/json.ts';
+import { formatPointer } from '../../core/json-pointer.ts';
+import { hasOwn, isJsonObject } from '../../core/json.ts';
+import { truncateText } from '../../core/text.ts';
 import { parseStrict } from '../../pipeline/index.ts';
 import { ROUTES } from '../../protocol/routes.ts';
 import type { YankRequest, YankResponse } from '../../protocol/wire.ts';
@@ -18,7 +21,12 @@ export function mountYankRoutes(app: App, registry: Registry): void {
     const publisher = registry.authenticate(readBearerToken(c.req.header('Authorization')));
     const body = await readBodyWithin(c, MAX_YANK_BODY_BYTES, 'yank body');
     const { reason } = readYankRequest(body);
-    const record = await registry.yank(publisher, readManifestName(c), c.req.param('version'), reason);
+    const { record, alreadyYanked } = await registry.yank(
+      publisher,
+      readManifestName(c),
+      c.req.param('version'),
+      reason,
+    );
     return c.json({
       name: record.name,
       version: record.version,
@@ -27,14 +35,29 @@ export function mountYankRoutes(app: App, registry: Registry): void {
       yankReason: record.yankReason,
       yankedAt: record.yankedAt,
       yankLogIndex: record.yankLogIndex,
+      alreadyYanked,
+      ...(alreadyYanked ? { requestedReason: reason } : {}),
     } satisfies YankResponse);
   });
 }
 
+/** The body as {"reason": string}: empty (or only whitespace) asks for a reason; any other member is UNKNOWN_FIELD. */
 function readYankRequest(body: Uint8Array): YankRequest {
+  if (body.every((byte) => byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d))
+    throw new ToolsealError('BAD_REQUEST', 'a reason is required');
   const parsed = parseStrict(body).value;
-  const reason = isJsonObject(parsed) ? parsed['reason'] : undefined;
+  if (!isJsonObject(parsed)) throw new ToolsealError('BAD_REQUEST', 'body must be {"reason": "<why>"}');
+  const unknown = Object.keys(parsed).find((key) => key !== 'reason');
+  if (unknown !== undefined) {
+    throw new ToolsealError(
+      'UNKNOWN_FIELD',
+      `a yank body has only "reason", not ${JSON.stringify(truncateText(unknown, 64))}`,
+      { pointer: formatPointer([unknown]) },
+    );
+  }
+  if (!hasOwn(parsed, 'reason')) throw new ToolsealError('BAD_REQUEST', 'a reason is required', { pointer: '/reason' });
+  const reason = parsed['reason'];
   if (typeof reason !== 'string')
-    throw new ToolsealError('BAD_REQUEST', 'body must be {"reason": "<why>"}', { pointer: '/reason' });
+    throw new ToolsealError('BAD_REQUEST', 'the reason must be a string', { pointer: '/reason' });
   return { reason };
 }

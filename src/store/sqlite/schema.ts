@@ -1,4 +1,4 @@
-// The drizzle schema: publishers, content-addressed blobs, manifest versions, signing keys and the transparency log.
+// The drizzle schema: publishers (revocable, tokens rotatable), content-addressed blobs, manifest versions, signing keys and the transparency log.
 
 import { sql } from 'drizzle-orm';
 import { blob, check, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
@@ -9,9 +9,11 @@ export const publishers = sqliteTable(
     id: integer('id').primaryKey({ autoIncrement: true }),
     /** As the operator typed it (lowercase reverse-DNS). */
     namespace: text('namespace').notNull().unique(),
-    /** SHA-256 hex of the bearer token; the token itself is never stored. */
+    /** SHA-256 hex of the bearer token; the token itself is never stored. Replaced when the token is rotated. */
     tokenHash: text('token_hash').notNull().unique(),
     createdAt: text('created_at').notNull(),
+    /** When the publisher was revoked (its token is refused from then on); null while active. Set once. */
+    revokedAt: text('revoked_at'),
   },
   (table) => [uniqueIndex('publishers_namespace_nocase').on(sql`${table.namespace} COLLATE NOCASE`)],
 );

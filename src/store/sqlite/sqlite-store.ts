@@ -9,6 +9,8 @@ import { and, asc, eq, gt, sql } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { ToolsealError } from '../../core/errors.ts';
+import { runIntegrityCheck } from './integrity-check.ts';
+import { measureFreeBytes, translateStorageError } from './storage-errors.ts';
 import { blobs, logCheckpoints, logEntries, logNodes, manifestVersions, publishers, signingKeys } from './schema.ts';
 import * as schema from './schema.ts';
 import type {
@@ -34,27 +36,37 @@ export function databaseFileOf(dataDir: string): string {
   return join(dataDir, 'toolseal.db');
 }
 
-/** Open (creating if needed) the database, apply committed migrations, and prepare the hot statements. */
+/**
+ * Open (creating if needed) the database, apply committed migrations, and prepare the hot statements. A damaged
+ * file is INTEGRITY_ERROR and no room for the migrations STORAGE_FULL (see storage-errors.ts).
+ */
 export function openStore(options: OpenStoreOptions): SqliteStore {
   let file = ':memory:';
   if (options.dataDir !== ':memory:') {
     mkdirSync(options.dataDir, { recursive: true });
     file = databaseFileOf(options.dataDir);
   }
+  const freeBytes = (): number | undefined => measureFreeBytes(options.dataDir);
   const client = new Database(file);
-  // WAL with synchronous=FULL: a committed publish survives power loss, not only a crash (SQLite docs, "PRAGMA synchronous").
-  client.pragma('journal_mode = WAL');
-  client.pragma('synchronous = FULL');
-  client.pragma('foreign_keys = ON');
-  client.pragma('busy_timeout = 5000');
-  const db = drizzle({ client, schema });
   try {
-    migrate(db, { migrationsFolder });
-  } catch (cause) {
+    // WAL with synchronous=FULL: a committed publish survives power loss, not only a crash (SQLite docs, "PRAGMA synchronous").
+    client.pragma('journal_mode = WAL');
+    client.pragma('synchronous = FULL');
+    client.pragma('foreign_keys = ON');
+    client.pragma('busy_timeout = 5000');
+    const db = drizzle({ client, schema });
+    try {
+      migrate(db, { migrationsFolder });
+    } catch (cause) {
+      const translated = translateStorageError(cause, freeBytes);
+      if (translated instanceof ToolsealError) throw translated;
+      throw new ToolsealError('INTERNAL', 'could not apply database migrations', { cause });
+    }
+    return new SqliteStore(db, client, freeBytes);
+  } catch (error) {
     client.close();
-    throw new ToolsealError('INTERNAL', 'could not apply database migrations', { cause });
+    throw translateStorageError(error, freeBytes);
   }
-  return new SqliteStore(db, client);
 }
 
 export class SqliteStore implements Store {
@@ -69,6 +81,8 @@ export class SqliteStore implements Store {
   constructor(
     private readonly db: BetterSQLite3Database<typeof schema>,
     private readonly client: Database.Database,
+    /** Free bytes where the database lives, asked when an I/O error may mean a full disk. */
+    private readonly freeBytes: () => number | undefined = () => undefined,
   ) {
     const versionColumns =
       'id, name, version, digest, publisher_id AS publisherId, stored_at AS storedAt, attestation, kid, log_index AS logIndex, ' +
@@ -94,7 +108,7 @@ export class SqliteStore implements Store {
         'SELECT size, root_hash AS rootHash, note, created_at AS createdAt FROM log_checkpoints ORDER BY size DESC LIMIT 1',
       ),
       publisherByTokenHash: client.prepare(
-        'SELECT id, namespace, token_hash AS tokenHash, created_at AS createdAt FROM publishers WHERE token_hash = ?',
+        'SELECT id, namespace, token_hash AS tokenHash, created_at AS createdAt, revoked_at AS revokedAt FROM publishers WHERE token_hash = ?',
       ),
       insertCheckpoint: client.prepare(
         'INSERT INTO log_checkpoints (size, root_hash, note, created_at) VALUES (?, ?, ?, ?)',
@@ -123,9 +137,30 @@ export class SqliteStore implements Store {
     return this.client;
   }
 
-  /** Run `work` in one SQLite transaction (synchronous, BEGIN IMMEDIATE: one writer at a time). */
+  /**
+   * Run `work` in one SQLite transaction (synchronous, BEGIN IMMEDIATE: one writer at a time). A failure rolls it
+   * back and is thrown translated: STORAGE_FULL when there is no room, INTEGRITY_ERROR for a damaged file.
+   */
   transaction<T>(work: () => T): T {
-    return this.client.transaction(work).immediate();
+    try {
+      return this.client.transaction(work).immediate();
+    } catch (error) {
+      throw translateStorageError(error, this.freeBytes);
+    }
+  }
+
+  /** Run the reads in `work` in one deferred transaction: one WAL snapshot, never blocking the writer. */
+  read<T>(work: () => T): T {
+    try {
+      return this.client.transaction(work).deferred();
+    } catch (error) {
+      throw translateStorageError(error, this.freeBytes);
+    }
+  }
+
+  /** SQLite's own integrity check (PRAGMA integrity_check, at most 20 problems): pages, b-trees, indexes. */
+  checkStructure(): string[] {
+    return runIntegrityCheck(this.client);
   }
 
   close(): void {
@@ -140,8 +175,20 @@ export class SqliteStore implements Store {
     } catch (cause) {
       if (isUniqueViolation(cause))
         throw new ToolsealError('NAMESPACE_TAKEN', `namespace ${namespace} already has a publisher`, { cause });
-      throw cause;
+      throw translateStorageError(cause, this.freeBytes);
     }
+  }
+
+  listPublishers(): PublisherRecord[] {
+    return this.db.select().from(publishers).orderBy(asc(publishers.id)).all();
+  }
+
+  revokePublisher(id: number, revokedAt: string): void {
+    this.db.update(publishers).set({ revokedAt }).where(eq(publishers.id, id)).run();
+  }
+
+  replacePublisherTokenHash(id: number, tokenHash: string): void {
+    this.db.update(publishers).set({ tokenHash }).where(eq(publishers.id, id)).run();
   }
 
   findPublisherByTokenHash(tokenHash: string): PublisherRecord | undefined {
