@@ -2,7 +2,8 @@
 // O(log n) right-edge hashes), saved atomically (temporary file, fsync, rename).
 
 import { mkdir, readFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { homedir } from 'node:os';
+import { dirname, isAbsolute, join } from 'node:path';
 import { decodeBase64Strict, equalBytes } from '../core/bytes.ts';
 import { ToolsealError } from '../core/errors.ts';
 import { isJsonObject } from '../core/json.ts';
@@ -119,6 +120,35 @@ function checkRememberedCheckpoint(
   if (checkpoint.size !== size || !equalBytes(checkpoint.rootHash, rootHash) || checkpoint.origin !== s.origin) {
     refuseState('size, rootHash and origin must be those of the signed checkpoint');
   }
+}
+
+/**
+ * Where an auditor remembers a registry by default: one file per registry origin in the user's configuration
+ * folder (XDG Base Directory: $XDG_CONFIG_HOME when it is an absolute path, else ~/.config), as
+ * `toolseal/audit/<scheme>_<host>_<port>.json`; the host keeps [a-z0-9.-] and %-escapes anything else, so two
+ * origins never share a file.
+ */
+export function defaultAuditStateFile(
+  registry: string,
+  env: NodeJS.ProcessEnv = process.env,
+  home: string = homedir(),
+): string {
+  const xdg = env['XDG_CONFIG_HOME'];
+  const configHome = xdg !== undefined && isAbsolute(xdg) ? xdg : join(home, '.config');
+  return join(configHome, 'toolseal', 'audit', `${originFileName(registry)}.json`);
+}
+
+/** `http://127.0.0.1:8787` → `http_127.0.0.1_8787` (the default port written out). */
+function originFileName(registry: string): string {
+  const url = new URL(registry);
+  const scheme = url.protocol.replace(/:$/, '');
+  const port =
+    url.port === '' ? ({ 'http:': '80', 'https:': '443' } as Record<string, string>)[url.protocol] : url.port;
+  const host = url.hostname.replace(
+    /[^a-z0-9.-]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`,
+  );
+  return `${scheme}_${host}_${port ?? ''}`;
 }
 
 export function formatAuditState(state: AuditState): string {

@@ -4,15 +4,20 @@ import { parseArgs } from 'node:util';
 import { ToolsealError } from '../core/errors.ts';
 import { parseVerifierString } from '../log/note.ts';
 import { auditWithStateFile, type AuditReport } from '../audit/index.ts';
+import { defaultAuditStateFile } from '../audit/state.ts';
 import { resolveRegistryUrl } from './config.ts';
 import { UsageError, writeStdout, type ExitCode } from './output.ts';
+import { withUserFile } from './user-files.ts';
 
-export const auditUsage = `toolseal audit --registry URL [--state FILE] [--json] [--log-key VERIFIER]
+export const auditUsage = `toolseal audit --registry URL [--state FILE | --no-state] [--json] [--log-key VERIFIER]
   Verifies the registry's signed checkpoint (log key: --log-key, else the one in the state file, else
-  trusted on first use from /v1/log/key), proves it consistent with the checkpoint remembered in FILE
-  (a rollback or fork is refused and FILE is left as it was), walks the new log entries and checks that
-  they hash to the checkpoint root, that every attestation verifies against the JWKS and that every
-  manifest's bytes hash to the attested digest. FILE is advanced (atomically) only when all of it passed.
+  trusted on first use from /v1/log/key), proves it consistent with the checkpoint remembered in the state
+  file (a rollback or fork is refused and the file is left as it was), walks the new log entries and checks
+  that they hash to the checkpoint root, that every attestation verifies against the JWKS and that every
+  manifest's bytes hash to the attested digest. The state is advanced (atomically) only when all of it passed.
+  --state FILE  the state file (relative to the folder the command was run from); by default one file per
+                registry origin in $XDG_CONFIG_HOME/toolseal/audit/ (else ~/.config/toolseal/audit/)
+  --no-state    remember nothing: read no state and write none (every run is a first audit)
   Exit 0 when all is well, 1 on any problem. --json prints one JSON object.`;
 
 export async function runAuditCommand(args: string[]): Promise<ExitCode> {
@@ -21,12 +26,13 @@ export async function runAuditCommand(args: string[]): Promise<ExitCode> {
     options: {
       registry: { type: 'string' },
       state: { type: 'string' },
+      'no-state': { type: 'boolean' },
       json: { type: 'boolean' },
       'log-key': { type: 'string' },
     },
     allowPositionals: true,
   });
-  if (positionals.length > 0) throw new UsageError(auditUsage);
+  if (positionals.length > 0) throw new UsageError(`unexpected arguments: ${positionals.join(' ')}`);
   const registry = resolveRegistryUrl(values.registry);
   const logKey = values['log-key'];
   if (logKey !== undefined) {
@@ -38,21 +44,8 @@ export async function runAuditCommand(args: string[]): Promise<ExitCode> {
       );
     }
   }
-  if (values.state === '') throw new UsageError('--state needs a file name');
-
-  let report: AuditReport;
-  try {
-    report = await auditWithStateFile({
-      registry,
-      ...(values.state === undefined ? {} : { stateFile: values.state }),
-      ...(logKey === undefined ? {} : { logKey }),
-    });
-  } catch (error) {
-    // A state file that is not one of ours is an environment problem, not a registry failure.
-    if (error instanceof ToolsealError && error.code === 'BAD_REQUEST')
-      throw new UsageError(`${values.state ?? ''}: ${error.message}`);
-    throw error;
-  }
+  const shown = chooseStateFile(values.state, values['no-state'] === true, registry);
+  const report = await auditWithState(registry, shown, logKey);
 
   await writeStdout(values.json ? `${JSON.stringify(report)}\n` : formatSummary(report));
   if (!report.ok) {
@@ -64,6 +57,33 @@ export async function runAuditCommand(args: string[]): Promise<ExitCode> {
   return report.ok ? 0 : 1;
 }
 
+/** The state file as the user named it (--state), else the default one for `registry`; undefined with --no-state. */
+function chooseStateFile(state: string | undefined, noState: boolean, registry: string): string | undefined {
+  if (state === '') throw new UsageError('--state needs a file name');
+  if (state !== undefined && noState) throw new UsageError('--state and --no-state exclude each other');
+  return noState ? undefined : (state ?? defaultAuditStateFile(registry));
+}
+
+/** Audit with the state file `shown` (opened relative to the user's folder, named as shown), if any. */
+async function auditWithState(
+  registry: string,
+  shown: string | undefined,
+  logKey: string | undefined,
+): Promise<AuditReport> {
+  const options = { registry, ...(logKey === undefined ? {} : { logKey }) };
+  if (shown === undefined) return auditWithStateFile(options);
+  try {
+    const report = await withUserFile(shown, '--state', (stateFile) => auditWithStateFile({ ...options, stateFile }));
+    report.stateFile = shown;
+    return report;
+  } catch (error) {
+    // A state file that is not one of ours is an environment problem, not a registry failure.
+    if (error instanceof ToolsealError && error.code === 'BAD_REQUEST')
+      throw new UsageError(`${shown}: ${error.message}`);
+    throw error;
+  }
+}
+
 const SOURCE_TEXT = {
   flag: 'from --log-key',
   state: 'remembered in the state file',
@@ -72,6 +92,7 @@ const SOURCE_TEXT = {
 
 function formatSummary(report: AuditReport): string {
   const lines = [`toolseal audit ${report.registry}`];
+  lines.push(`  state: ${report.stateFile ?? 'none (--no-state)'}`);
   if (report.logKey) lines.push(`  log key: ${report.logKey.verifier} (${SOURCE_TEXT[report.logKey.source]})`);
   const from = report.previous ? String(report.previous.size) : '(none)';
   const to = report.checkpoint ? String(report.checkpoint.size) : '?';
@@ -90,11 +111,11 @@ function formatSummary(report: AuditReport): string {
     lines.push(`  PROBLEM ${p.code}${p.index === undefined ? '' : ` (entry ${p.index})`}: ${p.message}`);
   if (report.ok) {
     lines.push(
-      `audit: ok${report.stateFile ? (report.stateWritten ? ` (state saved to ${report.stateFile})` : ' (state file NOT saved)') : ' (no --state: nothing remembered)'}`,
+      `audit: ok${report.stateFile ? (report.stateWritten ? ` (state saved to ${report.stateFile})` : ` (state file ${report.stateFile} NOT saved)`) : ' (--no-state: nothing remembered)'}`,
     );
   } else {
     lines.push(
-      `audit: FAILED, ${report.problems.length} problem(s)${report.stateFile ? '; state file not advanced' : ''}`,
+      `audit: FAILED, ${report.problems.length} problem(s)${report.stateFile ? `; state file ${report.stateFile} not advanced` : ''}`,
     );
   }
   return `${lines.join('\n')}\n`;

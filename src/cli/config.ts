@@ -1,13 +1,49 @@
-// Where a command finds its data and keys: flags first, then TOOLSEAL_* environment variables, then defaults.
+// Where a command finds its data and keys: flags first, then TOOLSEAL_* environment variables, then defaults; and
+// the folder the user ran the command from, which every path the user gives is relative to (npm's INIT_CWD under
+// `npm start` / `npm run toolseal`, which run in the package root).
 
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { UsageError } from './output.ts';
 
-export function resolveDataDir(flag: string | undefined): string {
-  return flag ?? process.env['TOOLSEAL_DATA'] ?? 'data';
+/** The package scripts that run this CLI (package.json): under them npm's INIT_CWD is the user's folder. */
+const OWN_NPM_SCRIPTS: ReadonlySet<string> = new Set(['start', 'toolseal']);
+
+/**
+ * The folder the user ran the command from. `npm run` starts a script in the package root and records where it
+ * was run from in INIT_CWD; that is used when this process is such a script of this package, run in its package
+ * root. Anything else (the bin, a child process that inherited INIT_CWD from `npm test`...) uses process.cwd().
+ */
+export function userWorkingDirectory(env: NodeJS.ProcessEnv = process.env): string {
+  const cwd = process.cwd();
+  const initCwd = env['INIT_CWD'];
+  const packageJson = env['npm_package_json'];
+  const event = env['npm_lifecycle_event'];
+  if (initCwd === undefined || initCwd === '' || packageJson === undefined || event === undefined) return cwd;
+  if (env['npm_package_name'] !== 'toolseal' || !OWN_NPM_SCRIPTS.has(event)) return cwd;
+  return resolve(dirname(packageJson)) === resolve(cwd) ? resolve(initCwd) : cwd;
 }
 
+/**
+ * A path the user gave, for this process to open: relative paths are relative to userWorkingDirectory(). Returned
+ * unchanged when that is the working directory already (or the path is absolute), so messages keep the user's text.
+ */
+export function resolveUserPath(path: string, env: NodeJS.ProcessEnv = process.env): string {
+  if (isAbsolute(path)) return path;
+  const folder = userWorkingDirectory(env);
+  return folder === process.cwd() ? path : resolve(folder, path);
+}
+
+/** The data folder: --data, else TOOLSEAL_DATA (both relative to the user's folder; `:memory:` as is), else data/ here. */
+export function resolveDataDir(flag: string | undefined): string {
+  const given = flag ?? process.env['TOOLSEAL_DATA'];
+  if (given === undefined) return 'data';
+  return given === ':memory:' ? given : resolveUserPath(given);
+}
+
+/** The keys folder: --keys, else TOOLSEAL_KEYS (both relative to the user's folder), else keys/ here. */
 export function resolveKeysDir(flag: string | undefined): string {
-  return flag ?? process.env['TOOLSEAL_KEYS'] ?? 'keys';
+  const given = flag ?? process.env['TOOLSEAL_KEYS'];
+  return given === undefined ? 'keys' : resolveUserPath(given);
 }
 
 export function resolvePort(flag: string | undefined): number {

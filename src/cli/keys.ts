@@ -8,7 +8,8 @@ import { UsageError, writeStdout, type ExitCode } from './output.ts';
 export const keysUsage = `toolseal keys rotate [--data DIR] [--keys DIR]
   Generates a new Ed25519 signing key and makes it active; the previous key is retired (it stays in
   /.well-known/jwks.json with its validity window). The rotation is recorded in the transparency log.
-  Prints {"retired": kid, "active": kid}. A running server picks the new key up on its next publish.`;
+  Prints {"retired": kid, "active": kid}. A running server picks the new key up on its next publish.
+  DIR is relative to the folder the command was run from.`;
 
 export async function runKeysCommand(args: string[]): Promise<ExitCode> {
   const { values, positionals } = parseArgs({
@@ -16,7 +17,8 @@ export async function runKeysCommand(args: string[]): Promise<ExitCode> {
     options: { data: { type: 'string' }, keys: { type: 'string' } },
     allowPositionals: true,
   });
-  if (positionals.length !== 1 || positionals[0] !== 'rotate') throw new UsageError(keysUsage);
+  if (positionals.length !== 1 || positionals[0] !== 'rotate')
+    throw new UsageError(`expected the subcommand rotate, got ${JSON.stringify(positionals.join(' '))}`);
   const result = await rotateSigningKey({
     dataDir: resolveDataDir(values.data),
     keysDir: resolveKeysDir(values.keys),

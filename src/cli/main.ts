@@ -18,6 +18,7 @@ const commands: Record<string, () => Promise<Command>> = {
     import('./publisher.ts').then((m) => ({ usage: m.publisherUsage, run: m.runPublisherCommand })),
   keys: async () => import('./keys.ts').then((m) => ({ usage: m.keysUsage, run: m.runKeysCommand })),
   publish: async () => import('./publish.ts').then((m) => ({ usage: m.publishUsage, run: m.runPublishCommand })),
+  yank: async () => import('./yank.ts').then((m) => ({ usage: m.yankUsage, run: m.runYankCommand })),
   fsck: async () => import('./fsck.ts').then((m) => ({ usage: m.fsckUsage, run: m.runFsckCommand })),
   audit: async () => import('./audit.ts').then((m) => ({ usage: m.auditUsage, run: m.runAuditCommand })),
   pin: async () => import('./pin.ts').then((m) => ({ usage: m.pinUsage, run: m.runPinCommand })),
@@ -59,9 +60,9 @@ export async function main(argv: string[]): Promise<ExitCode> {
       'code' in error &&
       String((error as { code: unknown }).code).startsWith('ERR_PARSE_ARGS')
     ) {
-      return reportError(new UsageError(error.message));
+      return reportError(new UsageError(error.message), name);
     }
-    return reportError(error);
+    return reportError(error, name);
   }
 }
 

@@ -1,22 +1,40 @@
-// `toolseal pin NAME@VERSION`: verify a manifest fully, then add or update its entry in the lockfile.
+// `toolseal pin NAME@VERSION`: verify a manifest fully, then add or update its entry in the lockfile. A version the
+// registry reports yanked is not pinned (VERSION_YANKED) unless --allow-yanked (cargo's yank semantics).
 
 import { parseArgs } from 'node:util';
+import { ToolsealError } from '../core/errors.ts';
 import { emptyLockfile, fetchVerified, lockKey, setLockEntry, writeLockfile } from '../host/index.ts';
 import { UsageError, writeStdout, type ExitCode } from './output.ts';
-import { describeVerified, hostCommandOptions, resolveHostTarget } from './verify.ts';
+import { withUserFile } from './user-files.ts';
+import { checkOneReference, describeVerified, hostCommandOptions, resolveHostTarget, warnIfYanked } from './verify.ts';
 
-export const pinUsage = `toolseal pin NAME@VERSION --registry URL [--lock FILE] [--log-key KEY] [--jwks FILE]
+export const pinUsage = `toolseal pin NAME@VERSION --registry URL [--lock FILE] [--log-key KEY] [--jwks FILE] [--allow-yanked]
   Fetches and fully verifies NAME@VERSION (as toolseal verify does), then records its digest, signing kid,
   log index and registry in the lockfile (default ./toolseal.lock), written atomically. Pinning an entry
   again replaces it; the output says whether the digest changed. TOOLSEAL_REGISTRY may stand for --registry.
-  Prints one JSON object.`;
+  A version the registry reports yanked is refused (VERSION_YANKED, the lockfile is left as it was) unless
+  --allow-yanked; entries already pinned keep verifying with --locked. Relative paths are relative to the
+  folder the command was run from. Prints one JSON object (with the registry's "status").`;
 
 export async function runPinCommand(args: string[]): Promise<ExitCode> {
-  const { values, positionals } = parseArgs({ args, options: hostCommandOptions, allowPositionals: true });
-  if (positionals.length !== 1) throw new UsageError(pinUsage);
-  if (values.locked) throw new UsageError(`pin does not take --locked\n${pinUsage}`);
+  const { values, positionals } = parseArgs({
+    args,
+    options: { ...hostCommandOptions, 'allow-yanked': { type: 'boolean' } },
+    allowPositionals: true,
+  });
+  checkOneReference(positionals);
+  if (values.locked) throw new UsageError('pin does not take --locked');
   const target = await resolveHostTarget(positionals[0], values, pinUsage, { locked: false, useLock: true });
-  const result = await fetchVerified(target.registry, lockKey(target.name, target.version), target.options);
+  const allowYanked = values['allow-yanked'] === true;
+  const ref = lockKey(target.name, target.version);
+  const result = await fetchVerified(target.registry, ref, {
+    ...target.options,
+    yanked: allowYanked ? 'allow' : 'refuse',
+  }).catch((error: unknown) => {
+    if (error instanceof ToolsealError && error.code === 'VERSION_YANKED')
+      throw new ToolsealError('VERSION_YANKED', `${error.message}; not pinned (--allow-yanked pins it anyway)`);
+    throw error;
+  });
   const previous = target.lockEntry;
   const lock = setLockEntry(target.lock ?? emptyLockfile(result.registry), result.name, result.version, {
     digest: result.digest,
@@ -24,7 +42,7 @@ export async function runPinCommand(args: string[]): Promise<ExitCode> {
     logIndex: result.logIndex,
     registry: result.registry,
   });
-  await writeLockfile(target.lockPath, lock);
+  await withUserFile(target.lockPath, '--lock', (path) => writeLockfile(path, lock), 'write');
   const same =
     previous !== undefined &&
     previous.digest === result.digest &&
@@ -41,5 +59,6 @@ export async function runPinCommand(args: string[]): Promise<ExitCode> {
       ...describeVerified(result),
     })}\n`,
   );
+  warnIfYanked(result, true);
   return 0;
 }

@@ -1,6 +1,5 @@
 // `toolseal publish FILE`: run the pipeline locally, publish, and refuse loudly if the server's digest differs.
 
-import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { type ErrorCode, ToolsealError } from '../core/errors.ts';
 import { isRegistryRefusalCode } from '../protocol/problem.ts';
@@ -8,11 +7,13 @@ import { runPipeline } from '../pipeline/index.ts';
 import { verifyAttestation, type Jwks } from '../attest/index.ts';
 import { resolveRegistryUrl, resolveToken } from './config.ts';
 import { UsageError, writeStdout, type ExitCode } from './output.ts';
+import { readUserFile } from './user-files.ts';
 
 export const publishUsage = `toolseal publish FILE --registry URL --token T
   Runs the publish pipeline locally (a dry run of the exact bytes), uploads FILE, and checks that the
   registry computed the same digest and signed an attestation for it with a key from its JWKS.
-  TOOLSEAL_REGISTRY and TOOLSEAL_TOKEN may stand for the flags. Prints one JSON object.`;
+  TOOLSEAL_REGISTRY and TOOLSEAL_TOKEN may stand for the flags. FILE is relative to the folder the command
+  was run from (FILE_NOT_FOUND when it does not exist). Prints one JSON object.`;
 
 export async function runPublishCommand(args: string[]): Promise<ExitCode> {
   const { values, positionals } = parseArgs({
@@ -21,10 +22,11 @@ export async function runPublishCommand(args: string[]): Promise<ExitCode> {
     allowPositionals: true,
   });
   const file = positionals[0];
-  if (file === undefined || positionals.length > 1) throw new UsageError(publishUsage);
+  if (file === undefined) throw new UsageError('missing FILE');
+  if (positionals.length > 1) throw new UsageError(`expected one FILE, got ${positionals.length} arguments`);
   const registry = resolveRegistryUrl(values.registry);
   const token = resolveToken(values.token);
-  const bytes = await readFile(file);
+  const bytes = await readUserFile(file);
   const local = runPipeline(bytes);
 
   const response = await request(`${registry}/v1/manifests`, {

@@ -1,7 +1,6 @@
 // `toolseal verify NAME@VERSION`: fetch and fully verify a manifest (signature, digest, subject, key window, log
 // inclusion); with --locked, refuse anything that is not the lockfile's pinned digest. Shared by pin and get.
 
-import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { ToolsealError } from '../core/errors.ts';
 import { parseStrict } from '../pipeline/index.ts';
@@ -20,6 +19,7 @@ import {
 } from '../host/index.ts';
 import { parsePositiveInteger, resolveRegistryUrl } from './config.ts';
 import { UsageError, writeStdout, type ExitCode } from './output.ts';
+import { readUserFile, withUserFile } from './user-files.ts';
 import { escapePointerToken } from '../core/json-pointer.ts';
 
 export const verifyUsage = `toolseal verify NAME@VERSION --registry URL [--locked] [--lock FILE] [--log-key KEY] [--jwks FILE]
@@ -31,8 +31,10 @@ export const verifyUsage = `toolseal verify NAME@VERSION --registry URL [--locke
   --log-key K   pin the log's note verifier key (else fetched from the registry: trust on first use)
   --jwks FILE   pin the attestation keys (else the registry's JWKS is fetched: trust on first use)
   --timeout MS  per-request timeout (default 10000)
-  TOOLSEAL_REGISTRY may stand for --registry; the lockfile's registry is the last fallback.
-  Prints one JSON object.`;
+  TOOLSEAL_REGISTRY may stand for --registry; the lockfile's registry is the last fallback. Relative paths are
+  relative to the folder the command was run from (also under npm run).
+  Prints one JSON object, with the registry's "status" ("active" or "yanked", and "yankReason"); a yanked
+  version still verifies (a warning line goes to stderr). The status is the registry's word, not proven.`;
 
 /** Options every host command shares (pin, verify, get). */
 export const hostCommandOptions = {
@@ -63,6 +65,12 @@ export interface HostCommandTarget {
   options: FetchVerifiedOptions;
 }
 
+/** The one NAME@VERSION argument pin, verify and get take. */
+export function checkOneReference(positionals: readonly string[]): void {
+  if (positionals.length === 0) throw new UsageError('missing NAME@VERSION');
+  if (positionals.length > 1) throw new UsageError(`expected one NAME@VERSION, got ${positionals.length} arguments`);
+}
+
 /**
  * Parse NAME@VERSION, the registry and the pinned keys; the lockfile is read when it is needed (`useLock`: pin and
  * --locked) or when no registry is given (its registry is the fallback). With `locked`, the entry must exist.
@@ -78,13 +86,16 @@ export async function resolveHostTarget(
   try {
     parsed = parseManifestRef(ref);
   } catch (error) {
-    throw new UsageError(`${error instanceof Error ? error.message : String(error)}\n${usage}`);
+    throw new UsageError(error instanceof Error ? error.message : String(error));
   }
-  if (parsed.kind !== 'version') throw new UsageError(`expected NAME@VERSION, not a digest\n${usage}`);
+  if (parsed.kind !== 'version') throw new UsageError('expected NAME@VERSION, not a digest');
   const { name, version } = parsed;
   const lockPath = values.lock ?? DEFAULT_LOCKFILE_NAME;
   const explicitRegistry = values.registry ?? process.env['TOOLSEAL_REGISTRY'];
-  const lock = mode.useLock || mode.locked || explicitRegistry === undefined ? await readLockfile(lockPath) : undefined;
+  const lock =
+    mode.useLock || mode.locked || explicitRegistry === undefined
+      ? await withUserFile(lockPath, '--lock', readLockfile)
+      : undefined;
   const lockEntry = getLockEntry(lock, name, version);
   if (mode.locked) {
     const pointer = `/manifests/${escapePointerToken(lockKey(name, version))}`;
@@ -110,14 +121,14 @@ export async function resolveHostTarget(
 }
 
 async function readJwksFile(path: string): Promise<Jwks> {
-  const value = parseStrict(await readFile(path), { maxBytes: 1024 * 1024, maxDepth: 16 }).value;
+  const value = parseStrict(await readUserFile(path, '--jwks'), { maxBytes: 1024 * 1024, maxDepth: 16 }).value;
   if (typeof value !== 'object' || value === null || Array.isArray(value) || !Array.isArray(value['keys'])) {
     throw new UsageError(`--jwks ${path} is not a JWKS ({"keys": [...]})`);
   }
   return value as unknown as Jwks;
 }
 
-/** The facts every host command prints about a verified manifest. */
+/** The facts every host command prints about a verified manifest (the status as the registry reports it). */
 export function describeVerified(result: FetchedManifest): Record<string, unknown> {
   return {
     name: result.name,
@@ -129,15 +140,32 @@ export function describeVerified(result: FetchedManifest): Record<string, unknow
     logIndex: result.logIndex,
     checkpoint: { origin: result.checkpoint.origin, size: result.checkpoint.size },
     registry: result.registry,
+    ...(result.status === undefined ? {} : { status: result.status }),
+    ...(result.yankReason === undefined ? {} : { yankReason: result.yankReason }),
   };
+}
+
+/**
+ * A yanked version that is used anyway (verify, get, a --locked entry, pin --allow-yanked): one warning line of
+ * JSON on stderr (cargo's yank semantics: an existing lock entry keeps working, a new pin is refused).
+ */
+export function warnIfYanked(result: FetchedManifest, locked: boolean): void {
+  if (result.status !== 'yanked') return;
+  const ref = lockKey(result.name, result.version);
+  const reason = result.yankReason === undefined ? '' : ` (${JSON.stringify(result.yankReason)})`;
+  const advice = locked ? 'the lock entry still verifies; move to another version' : 'do not pin it';
+  process.stderr.write(
+    `${JSON.stringify({ warning: 'VERSION_YANKED', message: `${ref} is yanked by the registry${reason}; ${advice}` })}\n`,
+  );
 }
 
 export async function runVerifyCommand(args: string[]): Promise<ExitCode> {
   const { values, positionals } = parseArgs({ args, options: hostCommandOptions, allowPositionals: true });
-  if (positionals.length !== 1) throw new UsageError(verifyUsage);
+  checkOneReference(positionals);
   const locked = values.locked === true;
   const target = await resolveHostTarget(positionals[0], values, verifyUsage, { locked, useLock: false });
   const result = await fetchVerified(target.registry, lockKey(target.name, target.version), target.options);
   await writeStdout(`${JSON.stringify({ verified: true, locked, ...describeVerified(result) })}\n`);
+  warnIfYanked(result, locked);
   return 0;
 }

@@ -13,6 +13,8 @@ export interface Binding {
   name: string;
   version: string;
   status: string | undefined;
+  /** The publisher's reason when the status is `yanked` (reported by the registry, not proven). */
+  yankReason: string | undefined;
   logIndex: number | undefined;
   /** The JCS bytes of the served JWS: the bytes that were logged. */
   attestation: Uint8Array | undefined;
@@ -34,12 +36,13 @@ export function parseBindings(value: JsonValue): Binding[] {
   const bindings: Binding[] = [];
   for (const item of items) {
     if (!isJsonObject(item)) continue;
-    const { name, version, status, logIndex, attestation, inclusionProof } = item as Received<BindingDto>;
+    const { name, version, status, yankReason, logIndex, attestation, inclusionProof } = item as Received<BindingDto>;
     if (typeof name !== 'string' || typeof version !== 'string') continue;
     bindings.push({
       name,
       version,
       status: typeof status === 'string' ? status : undefined,
+      yankReason: typeof yankReason === 'string' ? yankReason : undefined,
       logIndex: typeof logIndex === 'number' ? logIndex : undefined,
       // Logged attestations are JCS; re-serialising the served JSON with JCS gives the logged bytes back.
       attestation: isJsonObject(attestation) ? canonicalizeToBytes(attestation) : undefined,

@@ -7,7 +7,7 @@ import { isJsonObject, type JsonValue } from '../core/json.ts';
 import { normaliseRegistryUrl, RegistryClient } from '../client/registry-client.ts';
 import type { LockEntry } from '../lock/lockfile.ts';
 import { parseVerifierString } from '../log/index.ts';
-import { type ManifestRef, parseManifestRef } from '../protocol/manifest-ref.ts';
+import { formatManifestRef, type ManifestRef, parseManifestRef } from '../protocol/manifest-ref.ts';
 import { attestationPath, attestationsByDigestPath, blobPath, ROUTES, versionPath } from '../protocol/routes.ts';
 import { type Binding, findBinding, parseBindings, selectBinding } from './bindings.ts';
 import { checkServedPin } from './pin.ts';
@@ -34,13 +34,23 @@ export interface FetchVerifiedOptions {
   signal?: AbortSignal;
   /** The fetch implementation (default globalThis.fetch). */
   fetch?: typeof fetch;
+  /**
+   * A version the registry reports yanked: 'allow' (default) returns it, with `status: 'yanked'` and the reason on
+   * the result for the caller to act on; 'refuse' throws VERSION_YANKED once everything else verified. The status
+   * is the registry's word (its binding), not proven: a registry can also hide a yank.
+   */
+  yanked?: YankedPolicy;
 }
+
+export type YankedPolicy = 'allow' | 'refuse';
 
 export interface FetchedManifest extends VerifiedManifest {
   /** The registry base URL the manifest was fetched from. */
   registry: string;
   /** The registry's status for this binding (`active` or `yanked`); reported, not proven. */
   status: string | undefined;
+  /** The publisher's reason when the registry reports the binding yanked; reported, not proven. */
+  yankReason: string | undefined;
 }
 
 /** What one reference path fetched, before any verification but the pin (and, by digest, the digest). */
@@ -91,10 +101,21 @@ export async function fetchVerified(
       logKey: await logKeyPromise,
       expected,
     });
-    return { ...verified, registry: base, status: binding?.status };
+    const status = binding?.status;
+    if (status === 'yanked' && options.yanked === 'refuse') throw refuseYanked(verified, binding?.yankReason);
+    return { ...verified, registry: base, status, yankReason: status === 'yanked' ? binding?.yankReason : undefined };
   } finally {
     http.abortAll(); // a refusal may leave requests in flight (keys, proofs): nothing outlives the call
   }
+}
+
+/** VERSION_YANKED for a verified manifest the registry reports yanked. */
+function refuseYanked(verified: VerifiedManifest, reason: string | undefined): ToolsealError {
+  const ref = formatManifestRef(verified.name, verified.version);
+  return new ToolsealError(
+    'VERSION_YANKED',
+    `${ref} is yanked by the registry${reason === undefined ? '' : ` (${JSON.stringify(reason)})`}`,
+  );
 }
 
 /** A value, or a request started now and awaited later: no unhandled rejection while other requests run. */

@@ -12,6 +12,11 @@
 //     inclusion proof up to a checkpoint signed by the log key;
 //   - with a pin (options.expectedDigest, or a lockfile entry) the bytes must be exactly the pinned ones.
 //
+// Yanked versions. The result's `status` (`active` or `yanked`) and `yankReason` are what the registry's binding
+// says: reported, not proven (the yank is a transparency-log entry, but no proof of it comes with the binding, and a
+// registry can as well hide a yank). options.yanked: 'allow' (the default) only reports it; 'refuse' throws
+// VERSION_YANKED after every other check passed (what `toolseal pin` does unless --allow-yanked).
+//
 // Trust on first use. When options.jwks and options.logKey are not given they are fetched from the same
 // registry: that proves the registry is self-consistent (and that its log holds what it signed), not that it
 // is the registry you meant. Pin both (the log key is its C2SP verifier string, from GET /v1/log/key) to get
@@ -33,10 +38,16 @@
 //   FETCH_FAILED      transport: unreachable, timeout, non-2xx, redirect, oversized or malformed response
 //   NOT_FOUND         the registry answered 404 NOT_FOUND for the manifest or blob
 //   BAD_REQUEST       a malformed reference or option (ref syntax, several bindings and no options.name...)
+//   VERSION_YANKED    with options.yanked 'refuse': everything verified, but the registry reports the version yanked
 
 export { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT_MS } from '../client/registry-client.ts';
 export { parseManifestRef, type ManifestRef } from '../protocol/manifest-ref.ts';
-export { fetchVerified, type FetchedManifest, type FetchVerifiedOptions } from './fetch-verified.ts';
+export {
+  fetchVerified,
+  type FetchedManifest,
+  type FetchVerifiedOptions,
+  type YankedPolicy,
+} from './fetch-verified.ts';
 export type { InclusionEvidence, VerifiedCheckpoint } from './log-evidence.ts';
 export {
   verifyFetched,

@@ -138,14 +138,13 @@ describe('toolseal canonicalize', () => {
   );
 
   it(
-    'a missing file exits 2 with one JSON line and no path beyond the argument itself',
+    'a missing file exits 1 with FILE_NOT_FOUND naming the argument, and no path beyond the argument itself',
     () => {
       const result = toolseal(['canonicalize', 'no-such-manifest.json'], dir);
-      expect(result.status).toBe(2);
+      expect(result.status).toBe(1);
       expect(result.stdout.length).toBe(0);
       const body = stderrJson(result);
-      expect(body['code']).toBe('INTERNAL');
-      expect(typeof body['message']).toBe('string');
+      expect(body).toEqual({ code: 'FILE_NOT_FOUND', message: 'no-such-manifest.json: no such file' });
       const stderr = result.stderr.toString('utf8');
       expect(stderr).not.toContain(dir);
       expect(stderr).not.toContain(repoRoot);

@@ -32,7 +32,11 @@ export interface TestRegistry {
   url: string;
   registry: Registry;
   keysDir: string;
+  /** The bearer token of the io.github.acme publisher. */
+  token: string;
   publish(bytes: Uint8Array): Promise<PublishOutcome>;
+  /** Yank name@version as the io.github.acme publisher. */
+  yank(name: string, version: string, reason: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -46,12 +50,16 @@ export async function startRegistry(origin = 'http://registry.test'): Promise<Te
     port: 0,
     app: { onUnexpectedError: () => undefined },
   });
-  const { publisher } = server.registry.createPublisher('io.github.acme');
+  const { publisher, token } = server.registry.createPublisher('io.github.acme');
   return {
     url: server.url,
     registry: server.registry,
     keysDir,
+    token,
     publish: (bytes) => server.registry.publish(bytes, publisher),
+    yank: async (name, version, reason) => {
+      await server.registry.yank(publisher, name, version, reason);
+    },
     close: async () => {
       await server.close();
       rmSync(keysDir, { recursive: true, force: true });
