@@ -4,6 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { captureManifest } from '../guard/index.ts';
 import { UsageError, writeStdout, type ExitCode } from './output.ts';
+import { withUserFile } from './user-files.ts';
 
 export const manifestUsage = `toolseal manifest capture --name NAME --version V [-o FILE] -- COMMAND [ARGS...]
   Starts the MCP server COMMAND over stdio, lists its tools (every page of tools/list) and writes the
@@ -11,13 +12,18 @@ export const manifestUsage = `toolseal manifest capture --name NAME --version V 
   sends is kept exactly as sent; capability declarations are left for the vendor to add. The draft is run
   through the publish pipeline first: a refusal (with its JSON pointer) is reported and nothing is written.
   With -o, prints one JSON object {file, name, version, tools, digest, renamedTools} (the digest of the
-  draft as captured, before capabilities are added).`;
+  draft as captured, before capabilities are added). FILE is relative to the folder the command was run from.`;
 
 export async function runManifestCommand(args: string[]): Promise<ExitCode> {
   const separator = args.indexOf('--');
   const own = separator < 0 ? args : args.slice(0, separator);
   const [subcommand, ...rest] = own;
-  if (subcommand !== 'capture') throw new UsageError(manifestUsage);
+  if (subcommand !== 'capture')
+    throw new UsageError(
+      subcommand === undefined
+        ? 'expected a subcommand: capture'
+        : `unknown subcommand ${JSON.stringify(subcommand)}; expected capture`,
+    );
   const { values, positionals } = parseArgs({
     args: rest,
     options: { name: { type: 'string' }, version: { type: 'string' }, output: { type: 'string', short: 'o' } },
@@ -25,10 +31,11 @@ export async function runManifestCommand(args: string[]): Promise<ExitCode> {
   });
   const command = separator < 0 ? positionals : args.slice(separator + 1);
   if (separator >= 0 && positionals.length > 0)
-    throw new UsageError(`unexpected arguments before --: ${positionals.join(' ')}\n${manifestUsage}`);
+    throw new UsageError(`unexpected arguments before --: ${positionals.join(' ')}`);
   const [program, ...programArgs] = command;
   if (values.name === undefined || values.version === undefined || program === undefined)
     throw new UsageError(manifestUsage);
+  const output = values.output;
 
   const { text, result } = await captureManifest({
     name: values.name,
@@ -36,13 +43,13 @@ export async function runManifestCommand(args: string[]): Promise<ExitCode> {
     command: program,
     args: programArgs,
   });
-  if (values.output === undefined) {
+  if (output === undefined) {
     await writeStdout(text);
   } else {
-    await writeFile(values.output, text);
+    await withUserFile(output, '-o', (path) => writeFile(path, text), 'write');
     await writeStdout(
       `${JSON.stringify({
-        file: values.output,
+        file: output,
         name: result.name,
         version: result.version,
         tools: result.manifest.tools.length,
