@@ -78,9 +78,16 @@ module.exports = {
     {
       name: 'only-http-speaks-http',
       severity: 'error',
-      comment: 'Only src/http imports hono.',
-      from: { path: '^src/', pathNot: '^src/http/' },
+      comment: 'Only src/http (the API) and src/web (the pages it mounts) import hono.',
+      from: { path: '^src/', pathNot: '^src/(http|web)/' },
       to: { path: '^(hono|@hono/)' },
+    },
+    {
+      name: 'web-pages-use-the-registry',
+      severity: 'error',
+      comment: 'The pages reach the registry only through its use cases (src/registry), never the store.',
+      from: { path: '^src/web/' },
+      to: { path: '^src/store/' },
     },
     {
       name: 'cli-never-opens-a-store',
@@ -95,6 +102,30 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/cli/' },
       to: { path: '^src/cli/' },
+    },
+    {
+      name: 'only-the-cli-loads-the-build',
+      severity: 'error',
+      comment:
+        'src/build reads vendor files and URLs (json-schema-ref-parser): only the CLI imports it, never the pipeline, the registry side or the host side.',
+      from: { path: '^src/', pathNot: '^src/(cli|build)/' },
+      to: { path: '^src/build/' },
+    },
+    {
+      name: 'build-stays-vendor-side',
+      severity: 'error',
+      comment:
+        'The build runs on the vendor machine before anything is signed: no store, registry, runtime, http, server or keys.',
+      from: { path: '^src/build/' },
+      to: { path: '^src/(store|registry|runtime|http|server|keys|cli)/' },
+    },
+    {
+      name: 'only-the-build-uses-ref-parser',
+      severity: 'error',
+      comment:
+        'json-schema-ref-parser reads files and fetches URLs by default: only src/build, which configures it, may import it.',
+      from: { path: '^src/', pathNot: '^src/build/' },
+      to: { path: '(^|/)@apidevtools/json-schema-ref-parser(/|$)' },
     },
     {
       name: 'host-facade-loads-no-server-or-sdk',

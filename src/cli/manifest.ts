@@ -1,9 +1,11 @@
-// `toolseal manifest capture`: start an MCP server, list its tools (every page) and write a manifest draft.
+// `toolseal manifest capture`: start an MCP server, list its tools (every page) and write a manifest draft;
+// `toolseal manifest build` (manifest-build.ts): one self-contained manifest from schemas split across files.
 
 import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { captureManifest } from '../guard/index.ts';
 import { UsageError, writeStdout, type ExitCode } from './output.ts';
+import { manifestBuildUsage, runManifestBuildCommand } from './manifest-build.ts';
 import { withUserFile } from './user-files.ts';
 
 export const manifestUsage = `toolseal manifest capture --name NAME --version V [-o FILE] -- COMMAND [ARGS...]
@@ -12,17 +14,20 @@ export const manifestUsage = `toolseal manifest capture --name NAME --version V 
   sends is kept exactly as sent; capability declarations are left for the vendor to add. The draft is run
   through the publish pipeline first: a refusal (with its JSON pointer) is reported and nothing is written.
   With -o, prints one JSON object {file, name, version, tools, digest, renamedTools} (the digest of the
-  draft as captured, before capabilities are added). FILE is relative to the folder the command was run from.`;
+  draft as captured, before capabilities are added). FILE is relative to the folder the command was run from.
+
+${manifestBuildUsage}`;
 
 export async function runManifestCommand(args: string[]): Promise<ExitCode> {
   const separator = args.indexOf('--');
   const own = separator < 0 ? args : args.slice(0, separator);
   const [subcommand, ...rest] = own;
+  if (subcommand === 'build') return runManifestBuildCommand(args.slice(1));
   if (subcommand !== 'capture')
     throw new UsageError(
       subcommand === undefined
-        ? 'expected a subcommand: capture'
-        : `unknown subcommand ${JSON.stringify(subcommand)}; expected capture`,
+        ? 'expected a subcommand: capture or build'
+        : `unknown subcommand ${JSON.stringify(subcommand)}; expected capture or build`,
     );
   const { values, positionals } = parseArgs({
     args: rest,

@@ -7,18 +7,27 @@ import { runPipeline } from '../pipeline/index.ts';
 import { verifyAttestation, type Jwks } from '../attest/index.ts';
 import { resolveRegistryUrl, resolveToken } from './config.ts';
 import { UsageError, writeStdout, type ExitCode } from './output.ts';
+import { buildManifestFile } from './manifest-build.ts';
 import { readUserFile } from './user-files.ts';
 
-export const publishUsage = `toolseal publish FILE --registry URL --token T
+export const publishUsage = `toolseal publish FILE --registry URL --token T [--build [--root DIR] [--allow-http]]
   Runs the publish pipeline locally (a dry run of the exact bytes), uploads FILE, and checks that the
   registry computed the same digest and signed an attestation for it with a key from its JWKS.
   TOOLSEAL_REGISTRY and TOOLSEAL_TOKEN may stand for the flags. FILE is relative to the folder the command
-  was run from (FILE_NOT_FOUND when it does not exist). Prints one JSON object.`;
+  was run from (FILE_NOT_FOUND when it does not exist). Prints one JSON object.
+  With --build, FILE may $ref schema files: it is built first exactly as by toolseal manifest build
+  (--root and --allow-http as there; nothing is written) and the built manifest is what is published.`;
 
 export async function runPublishCommand(args: string[]): Promise<ExitCode> {
   const { values, positionals } = parseArgs({
     args,
-    options: { registry: { type: 'string' }, token: { type: 'string' } },
+    options: {
+      registry: { type: 'string' },
+      token: { type: 'string' },
+      build: { type: 'boolean' },
+      root: { type: 'string' },
+      'allow-http': { type: 'boolean' },
+    },
     allowPositionals: true,
   });
   const file = positionals[0];
@@ -26,7 +35,12 @@ export async function runPublishCommand(args: string[]): Promise<ExitCode> {
   if (positionals.length > 1) throw new UsageError(`expected one FILE, got ${positionals.length} arguments`);
   const registry = resolveRegistryUrl(values.registry);
   const token = resolveToken(values.token);
-  const bytes = await readUserFile(file);
+  if (!values.build && (values.root !== undefined || values['allow-http'] === true)) {
+    throw new UsageError('--root and --allow-http go with --build');
+  }
+  const bytes = values.build
+    ? (await buildManifestFile(file, { root: values.root, allowHttp: values['allow-http'] })).bytes
+    : await readUserFile(file);
   const local = runPipeline(bytes);
 
   const response = await request(`${registry}/v1/manifests`, {
