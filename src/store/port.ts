@@ -97,7 +97,10 @@ export interface Store {
   listVersions(name: string): VersionRecord[];
   /** Versions bound to a digest, with their publisher's namespace (the auditor query). */
   listVersionsByDigest(digest: string): VersionWithPublisher[];
-  /** Distinct manifest names in name order after `afterName`, optionally containing `query`. */
+  /**
+   * Distinct manifest names in name order after `afterName`; with `query`, only those whose name, or any version's
+   * description or tool name, title or description, contains it (case-insensitively for ASCII; `%` and `_` literal).
+   */
   listManifestNames(query: string | undefined, afterName: string | undefined, limit: number): string[];
   /** Every version, oldest first (for fsck). */
   listAllVersions(): VersionRecord[];

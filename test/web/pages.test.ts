@@ -44,7 +44,7 @@ describe('the web pages', () => {
     return page;
   };
 
-  it('GET / lists the manifests, and the search box (by keyboard) finds one by name', async () => {
+  it('GET / lists the manifests, and the search box (by keyboard) finds one by name and by a word of a tool description', async () => {
     await open('/');
     const rows = page.locator('tbody tr');
     await expect
@@ -71,6 +71,13 @@ describe('the web pages', () => {
     ]);
     expect(await page.inputValue('#q')).toBe('paym');
     await saveScreenshot(page, 'search');
+    // A word of a tool's description (not of any name) finds its manifest too.
+    await page.fill('#q', 'faster settlement');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/\?q=faster/);
+    expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-manifest')))).toEqual([
+      'io.github.acme/payments',
+    ]);
     await page.close();
   });
 

@@ -5,7 +5,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { and, asc, eq, gt, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, type SQL, sql } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { ToolsealError } from '../../core/errors.ts';
@@ -286,13 +286,24 @@ export class SqliteStore implements Store {
       .map((row) => ({ ...(row.version as VersionRecord), publisher: row.publisher }));
   }
 
-  /** Distinct manifest names in name order after `afterName`, optionally containing `query`. */
+  /**
+   * Distinct manifest names in name order after `afterName`; with `query`, only those whose name, or any version's
+   * description or tool name, title or description, contains it (case-insensitively for ASCII; `%` and `_` literal).
+   */
   listManifestNames(query: string | undefined, afterName: string | undefined, limit: number): string[] {
     const conditions = [];
-    if (query)
+    if (query) {
+      const pattern = `%${query.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      const like = (value: SQL): SQL => sql`${value} LIKE ${pattern} ESCAPE '\\'`;
+      // The name, or any version's description or tool name, title or description (SQLite JSON1 over the stored
+      // canonical bytes: a scan, fine for a registry's size; an index table is the next step if it is not).
       conditions.push(
-        sql`${manifestVersions.name} LIKE ${`%${query.replace(/[\\%_]/g, (c) => `\\${c}`)}%`} ESCAPE '\\'`,
+        sql`(${like(sql`${manifestVersions.name}`)} OR EXISTS (SELECT 1 FROM blobs b WHERE b.digest = ${manifestVersions.digest}
+          AND (${like(sql`json_extract(CAST(b.bytes AS TEXT), '$.description')`)} OR EXISTS (
+            SELECT 1 FROM json_each(CAST(b.bytes AS TEXT), '$.tools') t WHERE ${like(sql`json_extract(t.value, '$.name')`)}
+              OR ${like(sql`json_extract(t.value, '$.title')`)} OR ${like(sql`json_extract(t.value, '$.description')`)}))))`,
       );
+    }
     if (afterName !== undefined) conditions.push(gt(manifestVersions.name, afterName));
     return this.db
       .selectDistinct({ name: manifestVersions.name })
