@@ -5,6 +5,7 @@ export type { AuditProblem, AuditProblemCode, AuditReport, LogKeySource } from '
 export { type AuditOptions, type AuditResult, auditWithStateFile, runAudit } from './run-audit.ts';
 export {
   AUDIT_STATE_TYPE,
+  defaultAuditStateFile,
   type AuditState,
   formatAuditState,
   parseAuditState,

@@ -6,7 +6,7 @@ import { DEFAULT_LOCKFILE_NAME } from '../lock/lockfile.ts';
 import { fetchVerified, parseManifestRef, type FetchVerifiedOptions } from '../verify/index.ts';
 import { resolveRegistryUrl, userWorkingDirectory } from './config.ts';
 import { UsageError, type ExitCode } from './output.ts';
-import { hostCommandOptions, resolveHostTarget, type HostCommandValues } from './verify.ts';
+import { hostCommandOptions, readJwksFile, resolveHostTarget, type HostCommandValues } from './verify.ts';
 
 export const guardUsage = `toolseal guard --manifest NAME@VERSION --registry URL [--locked] [--lock FILE] [--log-key KEY] [--jwks FILE] [--strict] -- COMMAND [ARGS...]
   A verifying MCP proxy. Fetches NAME@VERSION and verifies it (attestation, key, digest, log inclusion) BEFORE
@@ -51,11 +51,11 @@ export async function runGuardCommand(args: string[]): Promise<ExitCode> {
     allowPositionals: true,
   });
   if (separator >= 0 && positionals.length > 0)
-    throw new UsageError(`unexpected arguments before --: ${positionals.join(' ')}\n${guardUsage}`);
+    throw new UsageError(`unexpected arguments before --: ${positionals.join(' ')}`);
   const [command, ...commandArgs] = separator < 0 ? positionals : args.slice(separator + 1);
   if (values.manifest === undefined || command === undefined) throw new UsageError(guardUsage);
   if (values.lock !== undefined && values.lockfile !== undefined)
-    throw new UsageError(`--lockfile is the deprecated spelling of --lock; give only --lock\n${guardUsage}`);
+    throw new UsageError(`--lockfile is the deprecated spelling of --lock; give only --lock`);
   const hostValues: HostCommandValues = {
     registry: values.registry,
     lock: values.lock ?? values.lockfile,
@@ -115,9 +115,8 @@ async function resolveGuardTarget(ref: string, values: HostCommandValues): Promi
   parseManifestRef(ref);
   if (values.locked === true)
     throw new UsageError('--locked needs --manifest NAME@VERSION (a digest reference is a pin by itself)');
-  // The JWKS file reader of verify is not exported (src/cli/verify.ts readJwksFile); until it is, NAME@VERSION only.
-  if (values.jwks !== undefined) throw new UsageError(`--jwks needs --manifest NAME@VERSION\n${guardUsage}`);
   const options: FetchVerifiedOptions = {};
   if (values['log-key'] !== undefined) options.logKey = values['log-key'];
+  if (values.jwks !== undefined) options.jwks = await readJwksFile(values.jwks);
   return { registry: resolveRegistryUrl(values.registry), ref, options };
 }

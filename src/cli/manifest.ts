@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { captureManifest } from '../guard/index.ts';
 import { UsageError, writeStdout, type ExitCode } from './output.ts';
 import { manifestBuildUsage, runManifestBuildCommand } from './manifest-build.ts';
+import { userWorkingDirectory } from './config.ts';
 import { withUserFile } from './user-files.ts';
 
 export const manifestUsage = `toolseal manifest capture --name NAME --version V [-o FILE] -- COMMAND [ARGS...]
@@ -47,6 +48,7 @@ export async function runManifestCommand(args: string[]): Promise<ExitCode> {
     version: values.version,
     command: program,
     args: programArgs,
+    cwd: userWorkingDirectory(),
   });
   if (output === undefined) {
     await writeStdout(text);

@@ -8,7 +8,14 @@ import {
   seedDevRegistry,
   startRegistryServer,
 } from '../server/index.ts';
-import { parsePositiveInteger, resolveDataDir, resolveKeysDir, resolvePipelineWorkers, resolvePort } from './config.ts';
+import {
+  parsePositiveInteger,
+  resolveDataDir,
+  resolveKeysDir,
+  resolvePipelineWorkers,
+  resolvePort,
+  resolveUserPath,
+} from './config.ts';
 import type { ExitCode } from './output.ts';
 
 export const serveUsage = `toolseal serve [--port P] [--data DIR] [--keys DIR] [--origin URL] [--max-body-bytes N] [--pipeline-workers N] [--dev]
@@ -53,7 +60,14 @@ export async function runServeCommand(args: string[]): Promise<ExitCode> {
       `toolseal registry listening on ${server.url}`,
       `  data: ${dataDir}  keys: ${keysDir}  signing key: ${server.registry.activeKid}  pipeline workers: ${server.pipelineWorkers}  writer thread: ${server.writerThread ? 'yes' : 'no'}`,
     ];
-    if (values.dev) lines.push(...(await describeDevRegistry(server, dataDir, values.examples ?? 'manifests')));
+    if (values.dev)
+      lines.push(
+        ...(await describeDevRegistry(
+          server,
+          dataDir,
+          values.examples === undefined ? 'manifests' : resolveUserPath(values.examples),
+        )),
+      );
     process.stdout.write(`${lines.join('\n')}\n`);
     const signal = await new Promise<string>((resolve) => {
       process.once('SIGTERM', () => resolve('SIGTERM'));

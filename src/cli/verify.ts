@@ -120,7 +120,8 @@ export async function resolveHostTarget(
   return { name, version, lockPath, lock, lockEntry, registry, options };
 }
 
-async function readJwksFile(path: string): Promise<Jwks> {
+/** A pinned JWKS file (`--jwks FILE`), read strictly, relative to the user's folder. */
+export async function readJwksFile(path: string): Promise<Jwks> {
   const value = parseStrict(await readUserFile(path, '--jwks'), { maxBytes: 1024 * 1024, maxDepth: 16 }).value;
   if (typeof value !== 'object' || value === null || Array.isArray(value) || !Array.isArray(value['keys'])) {
     throw new UsageError(`--jwks ${path} is not a JWKS ({"keys": [...]})`);

@@ -19,9 +19,9 @@ export async function runYankCommand(args: string[]): Promise<ExitCode> {
     allowPositionals: true,
   });
   if (positionals.length !== 1) throw new UsageError(yankUsage);
-  if (values.reason === undefined) throw new UsageError(`--reason TEXT is required\n${yankUsage}`);
+  if (values.reason === undefined) throw new UsageError(`--reason TEXT is required`);
   const ref = readRef(positionals[0]!);
-  if (ref.kind !== 'version') throw new UsageError(`yank needs NAME@VERSION, not a digest\n${yankUsage}`);
+  if (ref.kind !== 'version') throw new UsageError(`yank needs NAME@VERSION, not a digest`);
   const registry = resolveRegistryUrl(values.registry);
   const token = resolveToken(values.token);
   const answer = await requestYank(registry, ref.name, ref.version, { token, reason: values.reason });

@@ -21,6 +21,8 @@ export interface CaptureManifestOptions {
   /** The MCP server to start over stdio, and its arguments (its stderr is inherited). */
   command: string;
   args?: readonly string[];
+  /** The folder the server runs in (default: this process's). */
+  cwd?: string;
 }
 
 export interface CapturedManifest {
@@ -44,7 +46,7 @@ export async function captureManifest(options: CaptureManifestOptions): Promise<
     }),
     'the manifest name or version',
   );
-  const tools = await captureTools(options.command, [...(options.args ?? [])]);
+  const tools = await captureTools(options.command, [...(options.args ?? [])], options.cwd);
   const draft = { name: options.name, version: options.version, tools };
   const text = `${JSON.stringify(draft, null, 2)}\n`;
   return { text, result: checkDraft(text, 'the captured manifest') };
@@ -66,10 +68,20 @@ function checkDraft(text: string, what: string): PipelineResult {
 }
 
 /** Start `program`, initialise an MCP session and collect every tool of every tools/list page, as sent. */
-export async function captureTools(program: string, programArgs: string[]): Promise<Record<string, unknown>[]> {
+export async function captureTools(
+  program: string,
+  programArgs: string[],
+  cwd?: string,
+): Promise<Record<string, unknown>[]> {
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(process.env)) if (value !== undefined) env[key] = value;
-  const transport = new StdioClientTransport({ command: program, args: programArgs, env, stderr: 'inherit' });
+  const transport = new StdioClientTransport({
+    command: program,
+    args: programArgs,
+    env,
+    stderr: 'inherit',
+    ...(cwd === undefined ? {} : { cwd }),
+  });
   const client = new Client({ name: 'toolseal-manifest-capture', version: '0.1.0' });
   try {
     await connectClient(client, transport, program);

@@ -115,6 +115,20 @@ describe("toolseal guard: the host options verify takes (--lock, --log-key, --jw
       expect(jsonLines(refused.stderr)).toMatchObject([{ code }]);
       expect(refused.stderr).not.toContain('fixture: started');
     }
+    // A digest reference takes the pinned keys too.
+    const byDigest = await runToolseal([
+      'guard',
+      '--manifest',
+      published.digest,
+      '--registry',
+      registry.url,
+      '--jwks',
+      foreignJwks,
+      '--',
+      ...fixtureCommand('faithful'),
+    ]);
+    expect(byDigest.code, byDigest.stderr).toBe(1);
+    expect(jsonLines(byDigest.stderr)).toMatchObject([{ code: 'UNKNOWN_KEY' }]);
     const pinned = await listThroughGuard([
       '--registry',
       registry.url,
