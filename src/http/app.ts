@@ -1,11 +1,14 @@
 // createApp(deps): the registry's HTTP API, composed from one module per route group (src/http/routes/), with
 // RFC 9457 problem+json for every refusal, 401 with WWW-Authenticate (RFC 9110 §11.6.1) and 405 with Allow (§15.5.6).
+// A request whose client went away mid-body is neither an error to report nor one to answer.
 
+import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import { Hono } from 'hono';
 import { ToolsealError } from '../core/errors.ts';
 import { allowedMethodsOf } from '../protocol/routes.ts';
 import type { Registry } from '../registry/index.ts';
 import type { App, AppContext, AppEnv } from './app-env.ts';
+import { RequestAbortedError } from './body.ts';
 import { ImmutableBodyCache } from './immutable-body-cache.ts';
 import { respondWithProblem } from './problem.ts';
 import { mountBlobRoutes } from './routes/blobs.ts';
@@ -14,6 +17,7 @@ import { mountLogRoutes } from './routes/log.ts';
 import { mountManifestRoutes } from './routes/manifests.ts';
 import { mountPublishRoutes } from './routes/publish.ts';
 import { mountYankRoutes } from './routes/yank.ts';
+import { mountWebRoutes } from '../web/index.ts';
 
 export interface AppDeps {
   registry: Registry;
@@ -40,11 +44,16 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   mountYankRoutes(app, registry);
   mountBlobRoutes(app, registry, cache);
   mountLogRoutes(app, registry);
+  mountWebRoutes(app, registry);
   return app;
 }
 
-/** A ToolsealError as its problem; anything else is reported and answered as a generic INTERNAL problem. */
+/**
+ * A ToolsealError as its problem; a client that disconnected mid-body gets nothing (the adapter writes nothing for
+ * RESPONSE_ALREADY_SENT); anything else is reported and answered as a generic INTERNAL problem.
+ */
 function respondToError(c: AppContext, error: Error, onUnexpectedError: (error: unknown) => void): Response {
+  if (error instanceof RequestAbortedError) return RESPONSE_ALREADY_SENT;
   if (error instanceof ToolsealError) {
     const response = respondWithProblem(c, error.code, error.message, error.pointer);
     // RFC 9110 §11.6.1: a 401 names the authentication scheme it wants.

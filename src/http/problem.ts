@@ -38,6 +38,8 @@ export const httpStatusByCode = {
   INTERNAL: 500,
   STORAGE_FULL: 507,
   DATA_DIR_LOCKED: 409,
+  HEADERS_TOO_LARGE: 431,
+  REQUEST_TIMEOUT: 408,
   LOG_INCONSISTENT: 500,
   PROOF_INVALID: 400,
   SIGNATURE_INVALID: 502,
@@ -54,6 +56,16 @@ export const httpStatusByCode = {
 
 /** The problem response for `code` (RFC 9457 §3: type, title, status, detail; plus code and pointer). */
 export function respondWithProblem(c: Context, code: ErrorCode, detail: string, pointer?: string): Response {
+  const { status, text } = formatProblem(code, detail, pointer);
+  return c.body(text, status, { 'Content-Type': PROBLEM_CONTENT_TYPE });
+}
+
+/** The problem document for `code` as JSON text, with its HTTP status (for answers written without a Context). */
+export function formatProblem(
+  code: ErrorCode,
+  detail: string,
+  pointer?: string,
+): { status: (typeof httpStatusByCode)[ErrorCode]; text: string } {
   const status = httpStatusByCode[code];
   const body: ProblemDocument = {
     type: problemTypeOf(code),
@@ -63,5 +75,5 @@ export function respondWithProblem(c: Context, code: ErrorCode, detail: string, 
     code,
     ...(pointer === undefined ? {} : { pointer }),
   };
-  return c.body(JSON.stringify(body), status, { 'Content-Type': PROBLEM_CONTENT_TYPE });
+  return { status, text: JSON.stringify(body) };
 }

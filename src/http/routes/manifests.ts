@@ -7,17 +7,14 @@ import { formatManifestRef } from '../../protocol/manifest-ref.ts';
 import { attestationPath, ROUTES, versionPath } from '../../protocol/routes.ts';
 import { JOSE_JSON_CONTENT_TYPE, type ManifestListResponse, type VersionListResponse } from '../../protocol/wire.ts';
 import type { Registry } from '../../registry/index.ts';
-import { type App, readManifestName } from '../app-env.ts';
+import { type App, readManifestName, readQuery } from '../app-env.ts';
 import { IMMUTABLE_CACHE_CONTROL, type ImmutableBodyCache, sendVerifiedBody } from '../immutable-body-cache.ts';
 
 export function mountManifestRoutes(app: App, registry: Registry, cache: ImmutableBodyCache): void {
   app.get(ROUTES.manifests, (c) => {
-    const query = c.req.query('q') || undefined;
-    const limitText = c.req.query('limit');
-    const limit = limitText === undefined ? 50 : Number(limitText);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 200)
-      throw new ToolsealError('BAD_REQUEST', 'limit must be an integer from 1 to 200');
-    const cursor = c.req.query('cursor');
+    const query = readQuery(c, 'q') || undefined;
+    const limit = readLimit(readQuery(c, 'limit'));
+    const cursor = readQuery(c, 'cursor');
     const after = cursor ? decodeCursor(cursor) : undefined;
     const { items, nextAfter } = registry.listManifests(query, after, limit);
     return c.json({
@@ -67,6 +64,14 @@ export function mountManifestRoutes(app: App, registry: Registry, cache: Immutab
       ETag: `"sha256:${computeSha256Hex(record.attestation)}"`,
     });
   });
+}
+
+/** A page size: decimal digits only (no sign, exponent, radix prefix or spaces), from 1 to 200; 50 when absent. */
+function readLimit(text: string | undefined): number {
+  if (text === undefined) return 50;
+  const limit = /^[0-9]{1,16}$/.test(text) ? Number(text) : 0;
+  if (limit < 1 || limit > 200) throw new ToolsealError('BAD_REQUEST', 'limit must be an integer from 1 to 200');
+  return limit;
 }
 
 /** The cursor is the last name of a page, base64url (RFC 4648 §5) so it reads as opaque. */
