@@ -5,7 +5,7 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { ToolsealError } from '../core/errors.ts';
-import type { App } from '../http/app-env.ts';
+import { type App, readQuery } from '../http/app-env.ts';
 import { httpStatusByCode } from '../http/problem.ts';
 import type { Registry } from '../registry/index.ts';
 import { sendAsset } from './assets.ts';
@@ -26,7 +26,7 @@ export function mountWebRoutes(app: App, registry: Registry): void {
 
   app.get(
     PAGE_ROUTES.home,
-    page((c) => renderHomePage(registry, readHomeQuery(c.req.query('q'), c.req.query('after')))),
+    page((c) => renderHomePage(registry, readHomeQuery(readQuery(c, 'q'), readQuery(c, 'after')))),
   );
   app.get(
     PAGE_ROUTES.manifest,
@@ -45,8 +45,8 @@ export function mountWebRoutes(app: App, registry: Registry): void {
   app.get(
     PAGE_ROUTES.compare,
     page((c) => {
-      const from = c.req.query('from');
-      const to = c.req.query('to');
+      const from = readQuery(c, 'from');
+      const to = readQuery(c, 'to');
       if (!from || !to) throw new ToolsealError('BAD_REQUEST', 'choose two versions to compare (from and to)');
       return c.redirect(diffPagePath(nameOf(c), from, to), 303);
     }),
@@ -57,7 +57,7 @@ export function mountWebRoutes(app: App, registry: Registry): void {
   );
   app.get(
     PAGE_ROUTES.log,
-    page((c) => renderLogPage(registry, readLogCursor(c.req.query('before')))),
+    page((c) => renderLogPage(registry, readLogCursor(readQuery(c, 'before')))),
   );
   app.get(PAGE_ROUTES.asset, (c) => respondWithPage(c, () => sendAsset(c, c.req.param('file') ?? '')));
 }
