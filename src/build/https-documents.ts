@@ -2,6 +2,7 @@
 // Never used unless the vendor asked for it; plain `http:` is refused even then.
 
 import { ToolsealError } from '../core/errors.ts';
+import { readStreamWithin } from '../core/stream.ts';
 
 export interface HttpsFetchLimits {
   maxBytes: number;
@@ -42,28 +43,8 @@ export async function fetchHttpsDocument(url: URL, limits: HttpsFetchLimits): Pr
   }
 }
 
-async function readBounded(response: Response, url: URL, maxBytes: number): Promise<Uint8Array> {
-  if (response.body === null) return new Uint8Array(0);
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel().catch(() => undefined);
-      throw tooLarge(url, maxBytes);
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
+function readBounded(response: Response, url: URL, maxBytes: number): Promise<Uint8Array> {
+  return readStreamWithin(response.body, maxBytes, () => tooLarge(url, maxBytes));
 }
 
 function tooLarge(url: URL, maxBytes: number): ToolsealError {

@@ -7,6 +7,7 @@ import type { JsonValue } from '../core/json.ts';
 import { SIGNED_MANIFEST_PARSE_LIMITS } from '../pipeline/limits.ts';
 import { parseStrict } from '../pipeline/parse.ts';
 import { readProblem } from '../protocol/problem.ts';
+import { readStreamWithin } from '../core/stream.ts';
 
 /** Largest response accepted from a registry (bytes). */
 export const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
@@ -130,32 +131,16 @@ export class RegistryClient {
     path: string,
     timedOut: () => boolean,
   ): Promise<Uint8Array> {
-    if (!response.body) return new Uint8Array();
-    const reader = response.body.getReader();
-    const chunks: Uint8Array[] = [];
-    let total = 0;
     try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        total += value.byteLength;
-        if (total > limit) {
-          await reader.cancel().catch(() => undefined);
-          throw new ToolsealError('FETCH_FAILED', `${path}: the response exceeds the ${limit}-byte limit`);
-        }
-        chunks.push(value);
-      }
+      return await readStreamWithin(
+        response.body,
+        limit,
+        () => new ToolsealError('FETCH_FAILED', `${path}: the response exceeds the ${limit}-byte limit`),
+      );
     } catch (cause) {
       if (cause instanceof ToolsealError) throw cause;
       throw this.transportError(path, timedOut(), cause);
     }
-    const body = new Uint8Array(total);
-    let offset = 0;
-    for (const chunk of chunks) {
-      body.set(chunk, offset);
-      offset += chunk.byteLength;
-    }
-    return body;
   }
 
   private transportError(path: string, timedOut: boolean, cause: unknown): ToolsealError {

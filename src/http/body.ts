@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context } from 'hono';
 import { ToolsealError } from '../core/errors.ts';
 import { closeAfterDrainingBody } from './lingering-close.ts';
+import { readStreamWithin } from '../core/stream.ts';
 
 /** The client closed the connection before its request body had all arrived. */
 export class RequestAbortedError extends Error {
@@ -61,23 +62,8 @@ async function readIncomingWithin(
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
 }
 
-async function readWebBodyWithin(c: Context, maxBytes: number, what: string): Promise<Uint8Array> {
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  const reader = c.req.raw.body?.getReader();
-  if (reader) {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      total += value.byteLength;
-      if (total > maxBytes) {
-        await reader.cancel().catch(() => undefined);
-        throw tooLarge(what, maxBytes);
-      }
-      chunks.push(value);
-    }
-  }
-  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
+function readWebBodyWithin(c: Context, maxBytes: number, what: string): Promise<Uint8Array> {
+  return readStreamWithin(c.req.raw.body, maxBytes, () => tooLarge(what, maxBytes));
 }
 
 function tooLarge(what: string, maxBytes: number): ToolsealError {
