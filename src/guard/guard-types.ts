@@ -23,13 +23,20 @@ export type GuardFindingEvent =
   /** A tools/list result that is not a list of tools was replaced by an error. */
   | 'list-refused'
   /** A line that is not JSON was dropped. */
-  | 'message-dropped';
+  | 'message-dropped'
+  /**
+   * Info: a complete tools/list presented only some of the signed tools (MCP 2026-07-28 lets the list vary by
+   * authorization). Not a finding against the server: reported once per distinct set of missing tools.
+   */
+  | 'tools-subset';
 
-export type GuardFindingReason = 'differs' | 'unknown-tool' | 'withheld' | 'malformed';
+export type GuardFindingReason = 'differs' | 'unknown-tool' | 'withheld' | 'malformed' | 'not-checked' | 'subset';
 
 /** One thing the guard noticed; the CLI prints each as one JSON line on stderr. */
 export interface GuardFinding {
   event: GuardFindingEvent;
+  /** `info` for what is reported but is no finding against the server (`tools-subset`); absent on every other event. */
+  level?: 'info';
   /** `name@version` of the signed manifest. */
   manifest: string;
   /** The tool concerned (NFC), or null when there is none or it has no name. */
@@ -40,6 +47,8 @@ export interface GuardFinding {
   message: string;
   /** Position of the tool in the server's tools/list page. */
   index?: number;
+  /** `tools-subset`: the signed tools the server did not present, in manifest order. */
+  missing?: string[];
 }
 
 /** A message the guard built (rather than passed through): the object and its exact serialisation (no newline). */

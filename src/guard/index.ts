@@ -4,6 +4,8 @@
 //   startStdioGuard   a newline-delimited JSON-RPC proxy (MCP stdio transport) between a client on two streams and
 //                     a server it spawns; messages it does not rewrite pass through byte for byte.
 //   GuardedTransport  the same check around any SDK client Transport (stdio, Streamable HTTP, in-memory).
+//   guardClient       the guard inside a host process: verifies a manifest, then wraps an SDK Client (through a
+//                     GuardedTransport) so listTools() gives signed tools and callTool() refuses before sending.
 //   captureManifest   a manifest draft from a live server (loads the MCP SDK at run time; the three above do not).
 
 export {
@@ -27,4 +29,11 @@ export {
   type StdioGuardSession,
 } from './stdio-guard.ts';
 export { GuardedTransport, type GuardedTransportOptions } from './guarded-transport.ts';
+export {
+  GuardedClient,
+  guardClient,
+  ToolCallRefusedError,
+  type GuardClientOptions,
+  type GuardedClientOptions,
+} from './guard-client.ts';
 export { captureManifest, captureTools, type CaptureManifestOptions, type CapturedManifest } from './capture.ts';

@@ -7,6 +7,11 @@
 // is answered with a JSON-RPC error and never reaches the server. The client sees signed (NFC) names; a server may
 // spell a name otherwise (NFD): the guard remembers each shown tool's spelling in the server's tools/list and
 // forwards a tools/call under it, every other byte of the message kept when its text is given (JCS otherwise).
+//
+// A complete tools/list that presents only some of the signed tools is reported once at `info` level (`tools-subset`):
+// MCP 2026-07-28 lets a server's list vary by authorization. With `requireListed` (the in-process guardClient), a
+// tools/call for a signed tool is also refused until a tools/list in this session has shown it, and again after the
+// server announces notifications/tools/list_changed: a call can never reach the server for a tool not checked.
 
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { computeDigest, type Sha256Digest } from '../core/digest.ts';
@@ -26,15 +31,23 @@ import {
   type MessageFate,
 } from './guard-types.ts';
 import { findElementSpans, findMemberSpan, findRootSpan, type TextSpan } from './json-spans.ts';
-import { rewriteToolsListResponse, type ToolsListContext } from './tools-list.ts';
+import { rewriteToolsListResponse, type Listing, type ListingState, type ToolsListContext } from './tools-list.ts';
 
 // Type-only imports from the SDK: importing `toolseal/host` must not load the SDK's schemas at run time.
+
+/** Listings left unfinished (a client that stops paging) are forgotten beyond this many open cursors. */
+const MAX_OPEN_CURSORS = 64;
 
 export interface ToolGuardOptions {
   /** Refuse the whole session on the first tool that differs or is unknown, instead of withholding it. */
   strict?: boolean;
   /** When given, the signed bytes must hash to it (from a verified attestation or a lockfile). */
   expectedDigest?: Sha256Digest;
+  /**
+   * Refuse a tools/call (reason `not-checked`) for a signed tool that no tools/list of this session has shown, or none
+   * since the server's last notifications/tools/list_changed. Off by default (the stdio proxy forwards such a call).
+   */
+  requireListed?: boolean;
 }
 
 /**
@@ -46,15 +59,23 @@ export class ToolGuard {
   readonly version: string;
   readonly digest: Sha256Digest;
   readonly strict: boolean;
+  readonly requireListed: boolean;
   private readonly manifest: JsonObject;
   /** JCS text of each signed tool as a server presents it (without the registry-only `capabilities`), by name. */
   private readonly signed = new Map<string, string>();
   private readonly withheld = new Set<string>();
   /** The server's own spelling of each shown tool's name in its latest tools/list, by signed (NFC) name. */
   private readonly serverNames = new Map<string, string>();
-  /** Client request ids of tools/list requests awaiting their response (`s:` or `n:` prefixed), with a count. */
-  private readonly pendingLists = new Map<string, number>();
+  /** Client request ids of tools/list requests awaiting their response (`s:` or `n:` prefixed), with their listings. */
+  private readonly pendingLists = new Map<string, Listing[]>();
+  /** The listing each nextCursor the server handed out continues (oldest first, at most MAX_OPEN_CURSORS). */
+  private readonly cursorListings = new Map<string, Listing>();
   private refused = false;
+  private readonly listing: ListingState = {
+    checked: new Set(),
+    complete: false,
+    reportedMissing: undefined,
+  };
 
   constructor(signedBytes: Uint8Array, options: ToolGuardOptions = {}) {
     this.digest = computeDigest(signedBytes);
@@ -74,6 +95,7 @@ export class ToolGuard {
     this.name = manifest.name;
     this.version = manifest.version;
     this.strict = options.strict ?? false;
+    this.requireListed = options.requireListed ?? false;
     for (const tool of this.manifest['tools'] as JsonObject[]) {
       this.signed.set(tool['name'] as string, canonicalizeToText(presentableSignedTool(tool)));
     }
@@ -92,6 +114,31 @@ export class ToolGuard {
   /** Names withheld so far in this session. */
   get withheldTools(): string[] {
     return [...this.withheld];
+  }
+
+  /**
+   * True once a whole tools/list (from its first page to its last) has been checked in this session, and none of the
+   * server's notifications/tools/list_changed has come since.
+   */
+  get hasCheckedList(): boolean {
+    return this.listing.complete;
+  }
+
+  /**
+   * The `call-refused` finding a tools/call for `name` would get now, or undefined when it would be forwarded.
+   * Records nothing: the in-process wrapper asks before it sends anything.
+   */
+  checkCall(name: string | null): GuardFinding | undefined {
+    const refusal = this.findCallRefusal(name);
+    if (refusal === undefined) return undefined;
+    return {
+      event: 'call-refused',
+      manifest: this.subject,
+      tool: name,
+      reason: refusal.reason,
+      pointer: '/params/name',
+      message: refusal.why,
+    };
   }
 
   /** True once a strict guard has refused the session: every later message is dropped. */
@@ -138,27 +185,22 @@ export class ToolGuard {
     const id = readRequestId(item);
     if (item['method'] === 'tools/list' && id !== undefined) {
       const key = formatIdKey(id);
-      this.pendingLists.set(key, (this.pendingLists.get(key) ?? 0) + 1);
+      const pending = this.pendingLists.get(key) ?? [];
+      pending.push(this.continueListing(item['params']));
+      this.pendingLists.set(key, pending);
       return pass;
     }
     if (item['method'] !== 'tools/call') return pass;
     const params = item['params'];
     const name = isJsonObject(params) && typeof params['name'] === 'string' ? params['name'] : null;
-    const refusal = this.findCallRefusal(name);
-    if (refusal === undefined) {
+    const finding = this.checkCall(name);
+    if (finding === undefined) {
       const serverName = this.serverNames.get(name!);
       if (serverName === undefined || serverName === name) return pass;
       return { forward: renameToolCall(item, serverName, text), reply: undefined };
     }
-    const { reason, why } = refusal;
-    findings.push({
-      event: 'call-refused',
-      manifest: this.subject,
-      tool: name,
-      reason,
-      pointer: '/params/name',
-      message: why,
-    });
+    const { reason, message: why } = finding;
+    findings.push(finding);
     if (id === undefined) return { forward: undefined, reply: undefined };
     const reply: JSONRPCMessage = {
       jsonrpc: '2.0',
@@ -185,6 +227,11 @@ export class ToolGuard {
         reason: 'withheld',
         why: `tool ${JSON.stringify(name)} was withheld: the server presented it differently from its signed definition in ${this.subject}`,
       };
+    if (this.requireListed && !this.listing.checked.has(name))
+      return {
+        reason: 'not-checked',
+        why: `tool ${JSON.stringify(name)} has not been checked against ${this.subject}: no tools/list of this session has presented it since the session began or the server's last tools/list_changed`,
+      };
     return undefined;
   }
 
@@ -194,18 +241,45 @@ export class ToolGuard {
     // A message is a response by its id and result/error, whatever else it carries: one that answers a pending
     // tools/list is always checked, even if it also has a `method` member that a lenient client might ignore.
     const isResponse = 'result' in item || 'error' in item;
+    if (!isResponse && item['method'] === 'notifications/tools/list_changed') this.forgetCheckedList();
     if (!isResponse && 'method' in item) return pass;
     const id = readRequestId(item);
     if (id === undefined) return pass;
     const key = formatIdKey(id);
     const pending = this.pendingLists.get(key);
-    if (pending === undefined) return pass;
-    if (pending > 1) this.pendingLists.set(key, pending - 1);
-    else this.pendingLists.delete(key);
+    const listing = pending?.shift();
+    if (listing === undefined) return pass;
+    if (pending!.length === 0) this.pendingLists.delete(key);
     if ('error' in item && !('result' in item)) return pass;
-    const fate = rewriteToolsListResponse(this.listContext(), item, id, findings);
+    const fate = rewriteToolsListResponse(this.listContext(), item, id, findings, listing);
     if (fate.terminate === true) this.refused = true;
+    const result = item['result'];
+    const nextCursor = isJsonObject(result) ? result['nextCursor'] : undefined;
+    if (typeof nextCursor === 'string') this.rememberCursor(nextCursor, listing);
     return fate;
+  }
+
+  /** The listing a tools/list request belongs to: a new one without a cursor, else the one that handed it out. */
+  private continueListing(params: unknown): Listing {
+    const cursor = isJsonObject(params) ? params['cursor'] : undefined;
+    if (cursor === undefined) return { presented: new Set(), partial: false };
+    const listing = typeof cursor === 'string' ? this.cursorListings.get(cursor) : undefined;
+    if (listing === undefined) return { presented: new Set(), partial: true };
+    this.cursorListings.delete(cursor as string);
+    return listing;
+  }
+
+  private rememberCursor(cursor: string, listing: Listing): void {
+    this.cursorListings.delete(cursor);
+    this.cursorListings.set(cursor, listing);
+    if (this.cursorListings.size > MAX_OPEN_CURSORS)
+      this.cursorListings.delete(this.cursorListings.keys().next().value as string);
+  }
+
+  /** The server's tools may have changed: nothing it showed before counts as checked until it is listed again. */
+  private forgetCheckedList(): void {
+    this.listing.complete = false;
+    this.listing.checked.clear();
   }
 
   private listContext(): ToolsListContext {
@@ -216,6 +290,7 @@ export class ToolGuard {
       signedTexts: this.signed,
       withheld: this.withheld,
       serverNames: this.serverNames,
+      listing: this.listing,
     };
   }
 }

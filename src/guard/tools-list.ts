@@ -23,6 +23,26 @@ export interface ToolsListContext {
   readonly withheld: Set<string>;
   /** The server's spelling of each shown tool's name, by signed (NFC) name; the rewrite records what it shows. */
   readonly serverNames: Map<string, string>;
+  /** The session's listing state (what the pages of the current listing presented, what was checked); updated here. */
+  readonly listing: ListingState;
+}
+
+/** One listing: the pages of tools/list from a request without a cursor to the answer without a nextCursor. */
+export interface Listing {
+  /** NFC names presented (matching or not) on its pages so far. */
+  readonly presented: Set<string>;
+  /** It began at a cursor the guard did not see handed out: its first pages are unknown, so it says nothing of a subset. */
+  readonly partial: boolean;
+}
+
+/** What one session's tools/list answers have established so far. */
+export interface ListingState {
+  /** Signed tools shown to the client since the session began or the server last announced list_changed. */
+  readonly checked: Set<string>;
+  /** A whole listing (first page to last) has been checked since the session began or the last list_changed. */
+  complete: boolean;
+  /** The missing tools of the last `tools-subset` report (JSON), so one subset is reported once. */
+  reportedMissing: string | undefined;
 }
 
 interface PageCheck {
@@ -42,6 +62,7 @@ export function rewriteToolsListResponse(
   response: JsonObject,
   id: string | number,
   findings: GuardFinding[],
+  listing: Listing,
 ): MessageFate {
   const result = response['result'];
   if (!isJsonObject(result) || !Array.isArray(result['tools'])) return refuseMalformedList(context, id, findings);
@@ -50,6 +71,7 @@ export function rewriteToolsListResponse(
   findings.push(...page.findings);
   for (const name of page.failed) context.withheld.add(name);
   const texts = selectShownTexts(context, page, findings);
+  recordListing(context, listing, page, result['nextCursor'], findings);
   return { forward: serialiseListResponse(response, result, texts), reply: undefined };
 }
 
@@ -148,9 +170,45 @@ function selectShownTexts(context: ToolsListContext, page: PageCheck, findings: 
     }
     shown.add(name);
     context.serverNames.set(name, presentedName);
+    context.listing.checked.add(name);
     texts.push(context.signedTexts.get(name)!);
   }
   return texts;
+}
+
+/**
+ * Record the page into its listing; at the last page (no `nextCursor`), report once at `info` level when the server
+ * presented only some of the signed tools (not a finding: a list may vary by authorization).
+ */
+function recordListing(
+  context: ToolsListContext,
+  listing: Listing,
+  page: PageCheck,
+  nextCursor: unknown,
+  findings: GuardFinding[],
+): void {
+  const state = context.listing;
+  for (const { name } of page.passing) listing.presented.add(name);
+  for (const name of page.failed) listing.presented.add(name);
+  if (typeof nextCursor === 'string' || listing.partial) return;
+  state.complete = true;
+  const missing = [...context.signedTexts.keys()].filter((name) => !listing.presented.has(name));
+  const key = missing.length === 0 ? undefined : JSON.stringify(missing);
+  if (key === undefined || key === state.reportedMissing) {
+    state.reportedMissing = key;
+    return;
+  }
+  state.reportedMissing = key;
+  findings.push({
+    event: 'tools-subset',
+    level: 'info',
+    manifest: context.subject,
+    tool: null,
+    reason: 'subset',
+    pointer: '/result/tools',
+    message: `the server presented ${context.signedTexts.size - missing.length} of the ${context.signedTexts.size} signed tools; not presented: ${missing.map((name) => JSON.stringify(name)).join(', ')}`,
+    missing,
+  });
 }
 
 /** The response with its `tools` replaced by the given JCS texts; every other member kept (re-serialised). */

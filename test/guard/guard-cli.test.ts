@@ -205,6 +205,28 @@ describe('toolseal guard (end to end)', () => {
     await expectRefusedCall(session.client, 'echo', { text: 'x' });
   });
 
+  it('subset: fewer tools than signed is no finding; one info JSON line on stderr, however often it is listed', async () => {
+    const session = await openGuarded('subset', { strict: true });
+    expect(await listAll(session.client)).toEqual(signedTools.filter((tool) => tool['name'] !== 'ship_parcel'));
+    expect(await listAll(session.client)).toEqual(signedTools.filter((tool) => tool['name'] !== 'ship_parcel'));
+    await waitFor(() => session.findings('tools-subset').length > 0, 'the info line on stderr');
+    expect(session.findings('tools-subset')).toEqual([
+      {
+        event: 'tools-subset',
+        level: 'info',
+        manifest: REF,
+        tool: null,
+        reason: 'subset',
+        pointer: '/result/tools',
+        message: 'the server presented 3 of the 4 signed tools; not presented: "ship_parcel"',
+        missing: ['ship_parcel'],
+      },
+    ]);
+    expect(session.findings('tool-withheld')).toEqual([]);
+    expect(session.closed()).toBe(false);
+    expect((await session.client.callTool({ name: 'echo', arguments: { text: 'z' } })).isError).toBeFalsy();
+  });
+
   it('reorder-refs: another key order and $defs/$ref pass; the client still gets the signed bytes', async () => {
     const session = await openGuarded('reorder-refs');
     expect(await listAll(session.client)).toEqual(signedTools);

@@ -9,6 +9,7 @@ import {
   GUARD_PARSE_ERROR_CODE,
   GUARD_SESSION_REFUSED_CODE,
   ToolGuard,
+  type GuardFinding,
 } from '../../src/guard/index.ts';
 import { canonicalizeToText, type JsonObject } from '../../src/pipeline/index.ts';
 import { NFD_TOOL_NAME, RUGPULL_DESCRIPTION, extraTool, fixtureTools, nfdTool } from '../fixtures/mcp-tools.ts';
@@ -27,6 +28,8 @@ describe('ToolGuard (message level)', () => {
     extra: Record<string, unknown> = {},
   ): Record<string, unknown> => ({ jsonrpc: '2.0', id, result: { ...extra, tools } });
   const faithful = (): unknown[] => JSON.parse(JSON.stringify(fixtureTools)) as unknown[];
+  /** The findings without the `info` ones (a list of fewer tools than signed is also reported as a subset). */
+  const withoutInfo = (findings: GuardFinding[]): GuardFinding[] => findings.filter((f) => f.level !== 'info');
 
   it('replaces the presented tools with the exact signed bytes (capabilities dropped), keeping nextCursor and order', () => {
     const guard = new ToolGuard(localSigned.canonicalBytes);
@@ -72,7 +75,7 @@ describe('ToolGuard (message level)', () => {
     guard.fromClient(request(1, 'tools/list'));
     const decision = guard.fromServer({ ...listResponse(1, [extraTool]), method: 'notifications/message' });
     expect(decision.forward).not.toBe('original');
-    expect(decision.findings).toMatchObject([
+    expect(withoutInfo(decision.findings)).toMatchObject([
       { event: 'tool-withheld', tool: 'export_all_notes', reason: 'unknown-tool', pointer: '/name' },
     ]);
   });
@@ -83,7 +86,7 @@ describe('ToolGuard (message level)', () => {
     guard.fromClient(request('1', 'prompts/list'));
     expect(guard.fromServer(listResponse('1', [extraTool])).forward).toBe('original');
     const decision = guard.fromServer(listResponse(1, [extraTool]));
-    expect(decision.findings).toMatchObject([
+    expect(withoutInfo(decision.findings)).toMatchObject([
       { event: 'tool-withheld', tool: 'export_all_notes', reason: 'unknown-tool', pointer: '/name' },
     ]);
     // A second response with the same id is no longer a tools/list answer.
@@ -224,11 +227,11 @@ describe('ToolGuard (message level)', () => {
       name: 'ship_parcel',
     };
     guard.fromClient(request(1, 'tools/list'));
-    expect(guard.fromServer(listResponse(1, [withRefs])).findings).toEqual([]);
+    expect(withoutInfo(guard.fromServer(listResponse(1, [withRefs])).findings)).toEqual([]);
     const looser = JSON.parse(JSON.stringify(fixtureTools[0])) as { inputSchema: Record<string, unknown> };
     looser.inputSchema['additionalProperties'] = true;
     guard.fromClient(request(2, 'tools/list'));
-    expect(guard.fromServer(listResponse(2, [looser])).findings).toMatchObject([
+    expect(withoutInfo(guard.fromServer(listResponse(2, [looser])).findings)).toMatchObject([
       { tool: 'echo', pointer: '/inputSchema/additionalProperties' },
     ]);
   });
@@ -333,5 +336,123 @@ describe('ToolGuard (message level)', () => {
         error: { data: { reason: 'withheld' } },
       });
     });
+  });
+});
+
+describe('ToolGuard: subsets and calls before the check', () => {
+  const call = (id: number, name: string): Record<string, unknown> => ({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: { name, arguments: {} },
+  });
+  const list = (id: number, cursor?: string): Record<string, unknown> => ({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/list',
+    ...(cursor === undefined ? {} : { params: { cursor } }),
+  });
+  const answer = (id: number, tools: readonly unknown[], nextCursor?: string): Record<string, unknown> => ({
+    jsonrpc: '2.0',
+    id,
+    result: {
+      tools: JSON.parse(JSON.stringify(tools)) as unknown[],
+      ...(nextCursor === undefined ? {} : { nextCursor }),
+    },
+  });
+  const listed = (
+    guard: ToolGuard,
+    id: number,
+    tools: readonly unknown[],
+    nextCursor?: string,
+    cursor?: string,
+  ): GuardFinding[] => {
+    guard.fromClient(list(id, cursor));
+    return guard.fromServer(answer(id, tools, nextCursor)).findings;
+  };
+
+  it('a complete list of fewer tools than signed is reported once at info level, per distinct subset, across pages', () => {
+    const guard = new ToolGuard(localSigned.canonicalBytes, { strict: true });
+    const three = fixtureTools.slice(0, 3);
+    expect(listed(guard, 1, three.slice(0, 2), '2')).toEqual([]);
+    const subset = listed(guard, 2, three.slice(2), undefined, '2');
+    expect(subset).toEqual([
+      {
+        event: 'tools-subset',
+        level: 'info',
+        manifest: guard.subject,
+        tool: null,
+        reason: 'subset',
+        pointer: '/result/tools',
+        message: 'the server presented 3 of the 4 signed tools; not presented: "ship_parcel"',
+        missing: ['ship_parcel'],
+      },
+    ]);
+    // Strict: a subset refuses nothing.
+    expect(guard.isRefused).toBe(false);
+    expect(listed(guard, 3, three)).toEqual([]);
+    expect(listed(guard, 4, fixtureTools.slice(0, 2))).toMatchObject([
+      { event: 'tools-subset', missing: ['delete_note', 'ship_parcel'] },
+    ]);
+    expect(listed(guard, 5, fixtureTools)).toEqual([]);
+    expect(listed(guard, 6, three)).toMatchObject([{ event: 'tools-subset', missing: ['ship_parcel'] }]);
+  });
+
+  it('pages are followed by their cursors: interleaved listings are told apart; one begun at an unknown cursor says nothing', () => {
+    const guard = new ToolGuard(localSigned.canonicalBytes);
+    const send = (id: number, cursor?: string): void => void guard.fromClient(list(id, cursor));
+    const receive = (id: number, from: number, to: number, next?: string): GuardFinding[] =>
+      guard.fromServer(answer(id, fixtureTools.slice(from, to), next)).findings;
+    send(1);
+    send(2);
+    expect(receive(1, 0, 2, 'a')).toEqual([]);
+    expect(receive(2, 0, 2, 'b')).toEqual([]);
+    send(3, 'a');
+    send(4, 'b');
+    expect(receive(3, 2, 4)).toEqual([]);
+    expect(receive(4, 2, 4)).toEqual([]);
+    expect(guard.hasCheckedList).toBe(true);
+    const fresh = new ToolGuard(localSigned.canonicalBytes);
+    fresh.fromClient(list(1, 'from-an-earlier-session'));
+    expect(fresh.fromServer(answer(1, fixtureTools.slice(3))).findings).toEqual([]);
+    expect(fresh.hasCheckedList).toBe(false);
+  });
+
+  it('a withheld tool was presented: it is not part of a subset', () => {
+    const guard = new ToolGuard(localSigned.canonicalBytes);
+    const tools = JSON.parse(JSON.stringify(fixtureTools)) as Record<string, unknown>[];
+    tools[0] = { ...tools[0], description: 'changed' };
+    expect(listed(guard, 1, tools)).toMatchObject([{ event: 'tool-withheld', tool: 'echo' }]);
+  });
+
+  it('without requireListed (the stdio proxy), a call before any list is forwarded as before', () => {
+    const guard = new ToolGuard(localSigned.canonicalBytes);
+    expect(guard.fromClient(call(1, 'echo')).forward).toBe('original');
+    expect(guard.checkCall('echo')).toBeUndefined();
+  });
+
+  it('requireListed: a call is refused until a list showed the tool, and again after list_changed', () => {
+    const guard = new ToolGuard(localSigned.canonicalBytes, { requireListed: true });
+    expect(guard.hasCheckedList).toBe(false);
+    const before = guard.fromClient(call(1, 'echo'));
+    expect(before.forward).toBeUndefined();
+    expect(before.findings).toMatchObject([{ event: 'call-refused', tool: 'echo', reason: 'not-checked' }]);
+    expect(before.reply?.message).toMatchObject({
+      id: 1,
+      error: { code: GUARD_CALL_REFUSED_CODE, data: { code: 'DISPATCH_MISMATCH', reason: 'not-checked' } },
+    });
+    expect(listed(guard, 2, fixtureTools.slice(0, 2), '2')).toEqual([]);
+    // Shown on a first page: checked, though the listing is not complete.
+    expect(guard.hasCheckedList).toBe(false);
+    expect(guard.fromClient(call(3, 'echo')).forward).toBe('original');
+    expect(guard.checkCall('ship_parcel')).toMatchObject({ reason: 'not-checked', pointer: '/params/name' });
+    guard.fromClient(list(4, '2'));
+    guard.fromServer(answer(4, fixtureTools.slice(2)));
+    expect(guard.hasCheckedList).toBe(true);
+    expect(guard.checkCall('ship_parcel')).toBeUndefined();
+    expect(guard.fromServer({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' }).forward).toBe('original');
+    expect(guard.hasCheckedList).toBe(false);
+    expect(guard.checkCall('echo')).toMatchObject({ reason: 'not-checked' });
+    expect(guard.checkCall('export_all_notes')).toMatchObject({ reason: 'unknown-tool' });
   });
 });
