@@ -16,7 +16,8 @@ export const guardUsage = `toolseal guard --manifest NAME@VERSION --registry URL
   description, a schema keyword, an annotation, an injected _meta) or is not in the manifest is withheld, and
   a tools/call for it is refused with a JSON-RPC error (--strict refuses the whole session instead). Other
   calls reach the server under its own spelling of the tool's name (the registry signs names in NFC). Findings
-  go to stderr, one JSON line each, with the server's own stderr. Exits with the server's exit code
+  go to stderr, one JSON line each, with the server's own stderr (a server presenting only some of the signed
+  tools is one line with "level":"info", not a finding that withholds anything). Exits with the server's exit code
   (1 when the session was refused). As in toolseal verify:
   --locked      also require the digest pinned for NAME@VERSION in the lockfile (PIN_MISMATCH otherwise)
   --lock FILE   the lockfile (default ./${DEFAULT_LOCKFILE_NAME}); its registry is used when --registry is not given
