@@ -55,6 +55,10 @@ export const ERROR_CODES = [
   'DISPATCH_MISMATCH',
   'FETCH_FAILED',
   'VERSION_YANKED',
+  // call arguments and action digests (dispatch)
+  'ARGUMENTS_INVALID',
+  'MONEY_INVALID',
+  'MONEY_CEILING_EXCEEDED',
   // command line
   'FILE_NOT_FOUND',
 ] as const;

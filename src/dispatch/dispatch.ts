@@ -162,9 +162,12 @@ export function normalisePresentedTool(tool: unknown, budgetSize = 4 * 1024 * 10
   return result;
 }
 
-/** The signed tool as a server is expected to present it: `capabilities` is registry-only, never sent by servers. */
+/**
+ * The signed tool as a server is expected to present it: `capabilities` and `approval` (the classification of its
+ * arguments for approvals) are registry-only, never sent by servers.
+ */
 export function presentableSignedTool(signedTool: JsonObject): JsonObject {
-  const { capabilities: _capabilities, ...rest } = signedTool;
+  const { capabilities: _capabilities, approval: _approval, ...rest } = signedTool;
   return rest;
 }
 

@@ -46,6 +46,22 @@ export {
 } from '../dispatch/dispatch.ts';
 export type { Difference, ToolCheck, VerifyDispatchOptions } from '../dispatch/dispatch.ts';
 
+export {
+  ACTION_DIGEST_DOMAIN,
+  ACTION_TYPE,
+  computeAction,
+  computeActionForCall,
+  computeToolDigest,
+  selectSignedTool,
+} from '../dispatch/action-digest.ts';
+export type { Action, ActionEnvelope, SignedTool } from '../dispatch/action-digest.ts';
+export { computeActionFromRequest, readActionRequest } from '../dispatch/action-request.ts';
+export type { ActionRequest } from '../dispatch/action-request.ts';
+export { fromParsedArguments, readCallArguments, readToolCall } from '../dispatch/arguments.ts';
+export type { CallArguments, ToolCall } from '../dispatch/arguments.ts';
+export { buildMaterialView } from '../dispatch/material-view.ts';
+export type { ApprovalClassification } from '../dispatch/argument-patterns.ts';
+
 export { ToolsealError, isToolsealError } from '../core/errors.ts';
 export type { ErrorCode, ErrorJson } from '../core/errors.ts';
 export type { Jwks, JwksKey } from '../attest/index.ts';

@@ -51,6 +51,9 @@ export const httpStatusByCode = {
   DISPATCH_MISMATCH: 422,
   FETCH_FAILED: 502,
   VERSION_YANKED: 409,
+  ARGUMENTS_INVALID: 422,
+  MONEY_INVALID: 422,
+  MONEY_CEILING_EXCEEDED: 422,
   FILE_NOT_FOUND: 404,
 } as const satisfies Record<ErrorCode, number>;
 

@@ -70,6 +70,18 @@ export interface MoneyCapability {
   currencies?: string[];
   /** Integer 0..2^53−1, in the minor unit of the currency of the call. */
   maxAmountMinorPerCall?: number;
+  /** JSON pointer (no `*`) of the argument holding a call's amount, an integer literal in minor units. */
+  amountArgument?: string;
+  /** JSON pointer (no `*`) of the argument holding a call's currency, one of `currencies`. */
+  currencyArgument?: string;
+}
+
+/** How a call's arguments are classified for approvals (issue §1): pointer patterns, `*` for any index or member. */
+export interface ToolApproval {
+  /** Members whose change does not change the action; every other argument is material. */
+  informational?: string[];
+  /** Arrays whose order carries no meaning (compared as multisets). */
+  unordered?: string[];
 }
 
 /** A tool's capability declaration: an absent member makes no claim, an empty list declares none. */
@@ -92,6 +104,7 @@ export interface ManifestTool {
   execution?: ToolExecution;
   _meta?: JsonObject;
   capabilities?: ToolCapabilities;
+  approval?: ToolApproval;
 }
 
 /** A manifest that passed the closed envelope check (format v1). */
@@ -128,8 +141,34 @@ export function checkEnvelope(parsed: ParseResult): Manifest {
       pointer: '',
     });
   }
-  if (validateManifest(value)) return value as unknown as Manifest;
-  throw refusalFor(validateManifest.errors?.[0]);
+  if (!validateManifest(value)) throw refusalFor(validateManifest.errors?.[0]);
+  const manifest = value as unknown as Manifest;
+  manifest.tools.forEach(checkMoneyIsMaterial);
+  return manifest;
+}
+
+/**
+ * A rule the JSON Schema cannot state: no informational pattern may cover (equal, or be a prefix of) a money
+ * pointer, or the amount or currency would fall out of the action digest. Refuses with INVALID_MANIFEST.
+ */
+function checkMoneyIsMaterial(tool: ManifestTool, index: number): void {
+  const money = tool.capabilities?.money;
+  const informational = tool.approval?.informational ?? [];
+  for (const member of ['amountArgument', 'currencyArgument'] as const) {
+    const target = money?.[member];
+    if (target === undefined) continue;
+    const targetTokens = target.slice(1).split('/');
+    informational.forEach((pattern, at) => {
+      const tokens = pattern.slice(1).split('/');
+      const covers = tokens.length <= targetTokens.length && tokens.every((t, i) => t === '*' || t === targetTokens[i]);
+      if (!covers) return;
+      throw new ToolsealError(
+        'INVALID_MANIFEST',
+        `approval.informational ${quote(pattern)} covers money.${member} ${quote(target)}: the money arguments are always material`,
+        { pointer: `/tools/${index}/approval/informational/${at}` },
+      );
+    });
+  }
 }
 
 /**

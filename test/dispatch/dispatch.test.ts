@@ -159,6 +159,14 @@ describe('checkPresentedTool: a live server tool vs its signed tool', () => {
     }
   });
 
+  it('a server that does not send the registry-only approval classification passes', () => {
+    const signed = parse(paymentsSigned) as unknown as JsonObject & { tools: JsonObject[] };
+    signed.tools[0] = { ...signed.tools[0]!, approval: { informational: ['/note'], unordered: ['/tags'] } };
+    expect(checkPresentedTool(signed, presented('payments', 0)).ok).toBe(true);
+    const sendsIt = { ...presented('payments', 0), approval: { informational: ['/note'] } };
+    expect(checkPresentedTool(signed, sendsIt)).toMatchObject({ ok: false, pointer: '/approval' });
+  });
+
   it('a server that sends the tool name in NFD passes (names are NFC-normalised as the pipeline does)', () => {
     expect(checkPresentedTool(signedCafe, presented('cafe-guide', 0)).ok).toBe(true);
   });

@@ -661,3 +661,76 @@ describe('manifestSchemaV1', () => {
     expect(manifestSchemaV1).toEqual(file);
   });
 });
+
+describe('checkEnvelope: approval classification and money arguments (issue 13 §1)', () => {
+  const money = { currencies: ['USD'], maxAmountMinorPerCall: 50000, amountArgument: '/amount_minor' };
+  const withApproval = (approval: unknown, capabilities: unknown = { money }): unknown =>
+    withTool0((tool) => {
+      tool['approval'] = approval;
+      tool['capabilities'] = capabilities;
+    });
+
+  it('accepts a classification with wildcards and escaped tokens, and the money arguments', () => {
+    const value = withApproval(
+      { informational: ['/note', '/lines/*/memo', '/a~1b~0c'], unordered: ['/tags', '/lines/*/labels'] },
+      { money: { ...money, currencyArgument: '/currency' } },
+    );
+    expect(() => checkEnvelope(parse(value))).not.toThrow();
+    expect(() => checkEnvelope(parse(withApproval({})))).not.toThrow();
+  });
+
+  it('an unknown member of approval', () => {
+    expectRefused(withApproval({ material: ['/amount'] }), 'UNKNOWN_FIELD', '/tools/0/approval/material');
+  });
+
+  it.each([['note'], [''], ['/a~2'], ['/a~']])('an informational pointer %j that is not a pointer', (pointer) => {
+    expectRefused(withApproval({ informational: [pointer] }), 'INVALID_MANIFEST', '/tools/0/approval/informational/0');
+  });
+
+  it('a pointer listed twice', () => {
+    expectRefused(withApproval({ unordered: ['/tags', '/tags'] }), 'INVALID_MANIFEST', '/tools/0/approval/unordered');
+  });
+
+  it('more than 256 pointers', () => {
+    const many = Array.from({ length: 257 }, (_, i) => `/m${i}`);
+    expectRefused(withApproval({ informational: many }), 'INVALID_MANIFEST', '/tools/0/approval/informational');
+  });
+
+  it('an amountArgument without a ceiling, and a currencyArgument without currencies', () => {
+    expectRefused(
+      withCapabilities({ money: { currencies: ['USD'], amountArgument: '/amount_minor' } }),
+      'INVALID_MANIFEST',
+      '/tools/0/capabilities/money/maxAmountMinorPerCall',
+    );
+    expectRefused(
+      withCapabilities({ money: { currencyArgument: '/currency' } }),
+      'INVALID_MANIFEST',
+      '/tools/0/capabilities/money/currencies',
+    );
+  });
+
+  it.each([['/lines/*'], ['*'], ['amount'], ['']])('a money pointer %j with a wildcard or not a pointer', (pointer) => {
+    expectRefused(
+      withCapabilities({ money: { ...money, amountArgument: pointer } }),
+      'INVALID_MANIFEST',
+      '/tools/0/capabilities/money/amountArgument',
+    );
+  });
+
+  it.each([['/amount_minor'], ['/*']])('an informational pattern %j that covers the amount', (pattern) => {
+    const error = expectRefused(
+      withApproval({ informational: ['/note', pattern] }),
+      'INVALID_MANIFEST',
+      '/tools/0/approval/informational/1',
+    );
+    expect(error.message).toContain('material');
+  });
+
+  it('an informational pattern that covers the currency (a prefix of it)', () => {
+    expectRefused(
+      withApproval({ informational: ['/payment'] }, { money: { ...money, currencyArgument: '/payment/currency' } }),
+      'INVALID_MANIFEST',
+      '/tools/0/approval/informational/0',
+    );
+  });
+});
