@@ -61,7 +61,7 @@ export class ToolGuard {
   readonly strict: boolean;
   readonly requireListed: boolean;
   private readonly manifest: JsonObject;
-  /** JCS text of each signed tool as a server presents it (without the registry-only `capabilities`), by name. */
+  /** JCS text of each signed tool as a server presents it (without the registry-only `capabilities` and `approval`), by name. */
   private readonly signed = new Map<string, string>();
   private readonly withheld = new Set<string>();
   /** The server's own spelling of each shown tool's name in its latest tools/list, by signed (NFC) name. */

@@ -17,7 +17,7 @@ export interface ToolsListContext {
   readonly strict: boolean;
   /** The signed manifest, parsed from its bytes. */
   readonly manifest: JsonObject;
-  /** JCS text of each signed tool as a server presents it (without `capabilities`), by name, in manifest order. */
+  /** JCS text of each signed tool as a server presents it (without the registry-only `capabilities` and `approval`), by name, in manifest order. */
   readonly signedTexts: ReadonlyMap<string, string>;
   /** Tools withheld so far in the session; the rewrite adds the ones that fail. */
   readonly withheld: Set<string>;
