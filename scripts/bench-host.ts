@@ -13,6 +13,11 @@
 // every round), reporting the median rate of each, per CPU second of the process (see rate()). Also: the attestation check alone, synchronous (node:crypto)
 // vs verifyAttestation (jose, WebCrypto, async), to show why the host uses the synchronous path.
 //
+// Also a shared verifier (createVerifier): SHARED_N manifests (versions of the payments manifest, each its own bytes,
+// attestation and inclusion proof) under one checkpoint, verified one after the other by one verifier, against the
+// same raw verify (target: ratio >= 0.7, i.e. <= 1.4 raw verifies each); and a first, uncached verification by a
+// new verifier (target: <= 2 raw verifies).
+//
 // Run: npx tsx scripts/bench-host.ts        (or import { benchHost } and print its lines)
 
 import { generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
@@ -39,12 +44,15 @@ import {
   signCheckpoint,
 } from '../src/log/index.ts';
 import { verifyFetched, type VerifyFetchedInput } from '../src/host/index.ts';
+import { createVerifier } from '../src/verify/index.ts';
+import type { Sha256Digest } from '../src/core/digest.ts';
 import { measureAlternating, median } from './bench-stats.ts';
 
 const ROUNDS = 9;
 const ROUND_MS = 150;
 const WARMUP_MS = 400;
 const LOG_SIZE = 100_000;
+const SHARED_N = 50;
 const MANIFEST_FILE = fileURLToPath(new URL('../manifests/payments.json', import.meta.url));
 
 function signingKey(): SigningKey {
@@ -61,16 +69,25 @@ function signingKey(): SigningKey {
 
 interface Fixture {
   input: VerifyFetchedInput;
+  /** SHARED_N other manifests under the same checkpoint (the first is `input`). */
+  shared: VerifyFetchedInput[];
   proofLength: number;
   rawMessage: Uint8Array;
   rawSignature: Uint8Array;
   rawKey: KeyObject;
 }
 
-function buildFixture(): Fixture {
-  const pipeline = runPipeline(readFileSync(MANIFEST_FILE));
-  const key = signingKey();
-  const now = Math.floor(Date.now() / 1000);
+/** One signed version of the manifest: canonical bytes and attestation. */
+interface SignedVersion {
+  name: string;
+  version: string;
+  digest: Sha256Digest;
+  bytes: Uint8Array;
+  attestation: Uint8Array;
+}
+
+function signVersion(source: Record<string, unknown>, version: string, key: SigningKey, now: number): SignedVersion {
+  const pipeline = runPipeline(Buffer.from(JSON.stringify({ ...source, version })));
   const statement = buildPublishStatement({
     name: pipeline.name,
     version: pipeline.version,
@@ -85,16 +102,33 @@ function buildFixture(): Fixture {
     },
   });
   const attestation = signStatement(statement, key);
+  return {
+    name: pipeline.name,
+    version: pipeline.version,
+    digest: pipeline.digest,
+    bytes: pipeline.canonicalBytes,
+    attestation,
+  };
+}
+
+function buildFixture(): Fixture {
+  const source = JSON.parse(readFileSync(MANIFEST_FILE, 'utf8')) as Record<string, unknown>;
+  const key = signingKey();
+  const now = Math.floor(Date.now() / 1000);
+  const versions = Array.from({ length: SHARED_N }, (_, i) =>
+    signVersion(source, i === 0 ? String(source['version']) : `${String(source['version'])}-r${i}`, key, now),
+  );
   const jwks = buildJwks([{ kid: key.kid, publicJwk: key.publicJwk, notBefore: now - 60, notAfter: null }]);
 
-  // The attestation sits in the middle of a log of LOG_SIZE leaves.
+  // The attestations sit side by side in the middle of a log of LOG_SIZE leaves.
   const store = createMemoryNodeStore();
   const filler = new Uint8Array(64);
   const view = new DataView(filler.buffer);
-  const index = Math.floor(LOG_SIZE / 2) + 3;
+  const first = Math.floor(LOG_SIZE / 2) + 3;
   for (let i = 0; i < LOG_SIZE; i++) {
-    if (i === index) {
-      store.append(hashLeaf(attestation));
+    const own = versions[i - first];
+    if (own !== undefined) {
+      store.append(hashLeaf(own.attestation));
       continue;
     }
     view.setFloat64(0, i);
@@ -108,21 +142,26 @@ function buildFixture(): Fixture {
     undefined,
     [],
   );
-  const hashes = generateInclusionProof(store, index, LOG_SIZE).map((hash) => Buffer.from(hash).toString('base64'));
-
-  const input: VerifyFetchedInput = {
-    bytes: pipeline.canonicalBytes,
-    attestation,
-    inclusion: { index, size: LOG_SIZE, hashes, checkpoint },
-    jwks,
-    logKey: formatVerifierString(origin, log.publicKey),
-    expected: { name: pipeline.name, version: pipeline.version, digest: pipeline.digest, logIndex: index },
-  };
+  const logKey = formatVerifierString(origin, log.publicKey);
+  const shared = versions.map((signed, offset): VerifyFetchedInput => {
+    const index = first + offset;
+    const hashes = generateInclusionProof(store, index, LOG_SIZE).map((hash) => Buffer.from(hash).toString('base64'));
+    return {
+      bytes: signed.bytes,
+      attestation: signed.attestation,
+      inclusion: { index, size: LOG_SIZE, hashes, checkpoint },
+      jwks,
+      logKey,
+      expected: { name: signed.name, version: signed.version, digest: signed.digest, logIndex: index },
+    };
+  });
+  const input = shared[0] as VerifyFetchedInput;
+  const proofLength = generateInclusionProof(store, first, LOG_SIZE).length;
 
   const raw = generateKeyPairSync('ed25519');
-  const rawMessage = new Uint8Array(pipeline.canonicalBytes.byteLength).fill(0x61);
+  const rawMessage = new Uint8Array(input.bytes.byteLength).fill(0x61);
   const rawSignature = sign(null, rawMessage, raw.privateKey);
-  return { input, proofLength: hashes.length, rawMessage, rawSignature, rawKey: raw.publicKey };
+  return { input, shared, proofLength, rawMessage, rawSignature, rawKey: raw.publicKey };
 }
 
 /**
@@ -192,6 +231,32 @@ export async function benchHost(): Promise<string[]> {
     () => rate(full, ROUND_MS),
     () => rate(raw, ROUND_MS),
   );
+  const { shared } = fixture;
+  const sharedJwks = input.jwks;
+  const sharedLogKey = input.logKey;
+  // One verifier for the whole batch: the checkpoint is verified for the first manifest only (amortised here).
+  const sharedBatch = (): void => {
+    const verifier = createVerifier({ jwks: sharedJwks, logKey: sharedLogKey });
+    for (const each of shared) verifier.verifyFetched(each);
+  };
+  // A new verifier each time: the first, uncached verification (checkpoint and keys proven from scratch).
+  const firstUncached = (): void => {
+    createVerifier({ jwks: sharedJwks, logKey: sharedLogKey }).verifyFetched(input);
+  };
+  sharedBatch(); // sanity: every manifest of the batch verifies
+  rate(sharedBatch, WARMUP_MS / 4);
+  rate(firstUncached, WARMUP_MS / 4);
+  const { first: sharedRates, second: rawSharedRates } = await measureAlternating(
+    ROUNDS,
+    () => rate(sharedBatch, ROUND_MS) * shared.length,
+    () => rate(raw, ROUND_MS),
+  );
+  const { first: firstRates, second: rawFirstRates } = await measureAlternating(
+    ROUNDS,
+    () => rate(firstUncached, ROUND_MS),
+    () => rate(raw, ROUND_MS),
+  );
+
   await rateAsync(attestationJose, WARMUP_MS / 4);
   rate(attestationSync, WARMUP_MS / 4);
   const { first: syncRates, second: joseRates } = await measureAlternating(
@@ -205,11 +270,17 @@ export async function benchHost(): Promise<string[]> {
   const syncRate = median(syncRates);
   const joseRate = median(joseRates);
   const size = input.bytes.byteLength;
+  const sharedRatio = median(sharedRates) / median(rawSharedRates);
+  const firstRatio = median(firstRates) / median(rawFirstRates);
   return [
     `host bench: payments manifest (${format(size)} canonical bytes, ${format(input.attestation.byteLength)}-byte attestation), log of ${format(LOG_SIZE)} leaves (${fixture.proofLength}-hash proof); median of ${ROUNDS} alternating rounds, per CPU second, no network`,
     `full verifyFetched    ${format(fullRate).padStart(8)} verifications/s  (${micros(fullRate)})  [2 Ed25519 verifies + sha256 + strict parse + subject/key window + Merkle path]`,
     `raw Ed25519 verify    ${format(rawRate).padStart(8)} verifications/s  (${micros(rawRate)})  [node:crypto verify, ${format(size)}-byte message]`,
     `ratio full/raw: ${format(fullRate / rawRate, 2)} (a full verification costs ${format(rawRate / fullRate, 2)} raw verifies; two verifies bound it at ~0.5)`,
+    `shared verifier        ${format(median(sharedRates)).padStart(8)} verifications/s  (${micros(median(sharedRates))})  [${shared.length} manifests under one checkpoint, one createVerifier, its checkpoint proven once]`,
+    `ratio shared/raw: ${format(sharedRatio, 2)} (each costs ${format(1 / sharedRatio, 2)} raw verifies; target >= 0.70, <= 1.4 verifies)`,
+    `first, uncached        ${format(median(firstRates)).padStart(8)} verifications/s  (${micros(median(firstRates))})  [a new createVerifier: checkpoint and keys from scratch]`,
+    `ratio first/raw: ${format(firstRatio, 2)} (costs ${format(1 / firstRatio, 2)} raw verifies; target <= 2 verifies, ratio >= 0.50)`,
     `attestation check alone: verifyAttestationSync ${format(syncRate)}/s vs verifyAttestation (jose, async) ${format(joseRate)}/s (${format(syncRate / joseRate, 2)}x)`,
   ];
 }

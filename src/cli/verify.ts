@@ -21,12 +21,19 @@ import { parsePositiveInteger, resolveRegistryUrl } from './config.ts';
 import { UsageError, writeStdout, type ExitCode } from './output.ts';
 import { readUserFile, withUserFile } from './user-files.ts';
 import { escapePointerToken } from '../core/json-pointer.ts';
+import { createVerifier } from '../verify/index.ts';
 
 export const verifyUsage = `toolseal verify NAME@VERSION --registry URL [--locked] [--lock FILE] [--log-key KEY] [--jwks FILE]
+toolseal verify --locked --all [--registry URL] [--lock FILE] [--log-key KEY] [--jwks FILE]
   Fetches NAME@VERSION and its attestation and verifies: the Ed25519 signature (key by kid, valid when the
   registry stored it), sha256 of the bytes against the attestation, the subject name@version, and the
   attestation's inclusion in the transparency log under a checkpoint signed by the log key.
   --locked      also require the digest pinned in the lockfile (PIN_MISMATCH otherwise, and for a missing entry)
+  --all         with --locked: verify every entry of the lockfile, in its order, with one verifier (a checkpoint
+                is verified once, a newer one only with a consistency proof from it; keys fetched once per
+                registry). Prints one JSON object per entry, {"verified": false, ..., "error": {code, message}}
+                for one that fails (the others still run); exits 1 when any failed. The registry of each entry
+                is --registry, TOOLSEAL_REGISTRY, the entry's, then the lockfile's.
   --lock FILE   the lockfile (default ./${DEFAULT_LOCKFILE_NAME})
   --log-key K   pin the log's note verifier key (else fetched from the registry: trust on first use)
   --jwks FILE   pin the attestation keys (else the registry's JWKS is fetched: trust on first use)
@@ -161,7 +168,12 @@ export function warnIfYanked(result: FetchedManifest, locked: boolean): void {
 }
 
 export async function runVerifyCommand(args: string[]): Promise<ExitCode> {
-  const { values, positionals } = parseArgs({ args, options: hostCommandOptions, allowPositionals: true });
+  const { values, positionals } = parseArgs({
+    args,
+    options: { ...hostCommandOptions, all: { type: 'boolean' } },
+    allowPositionals: true,
+  });
+  if (values.all === true) return runVerifyAll(positionals, values);
   checkOneReference(positionals);
   const locked = values.locked === true;
   const target = await resolveHostTarget(positionals[0], values, verifyUsage, { locked, useLock: false });
@@ -169,4 +181,43 @@ export async function runVerifyCommand(args: string[]): Promise<ExitCode> {
   await writeStdout(`${JSON.stringify({ verified: true, locked, ...describeVerified(result) })}\n`);
   warnIfYanked(result, locked);
   return 0;
+}
+
+/** `verify --locked --all`: every lockfile entry through one verifier (src/verify/verifier.ts), one line each. */
+async function runVerifyAll(positionals: readonly string[], values: HostCommandValues): Promise<ExitCode> {
+  if (positionals.length > 0) throw new UsageError('--all verifies the whole lockfile: give no NAME@VERSION');
+  if (values.locked !== true) throw new UsageError('--all verifies the lockfile: use it with --locked');
+  const lockPath = values.lock ?? DEFAULT_LOCKFILE_NAME;
+  const lock = await withUserFile(lockPath, '--lock', readLockfile);
+  if (lock === undefined)
+    throw new ToolsealError('PIN_MISMATCH', `--locked: there is no lockfile at ${lockPath}; run toolseal pin first`);
+  const explicitRegistry = values.registry ?? process.env['TOOLSEAL_REGISTRY'];
+  const options: FetchVerifiedOptions = {};
+  if (values['log-key'] !== undefined) options.logKey = values['log-key'];
+  if (values.jwks !== undefined) options.jwks = await readJwksFile(values.jwks);
+  const timeout = parsePositiveInteger(values.timeout, '--timeout');
+  if (timeout !== undefined) options.timeoutMs = timeout;
+  const verifier = createVerifier();
+  let failed = false;
+  for (const [key, entry] of Object.entries(lock.manifests)) {
+    const registry = resolveRegistryUrl(explicitRegistry ?? entry.registry ?? lock.registry);
+    try {
+      const result = await verifier.fetchVerified(registry, key, { ...options, lock: entry });
+      await writeStdout(`${JSON.stringify({ verified: true, locked: true, ...describeVerified(result) })}\n`);
+      warnIfYanked(result, true);
+    } catch (error) {
+      if (!(error instanceof ToolsealError)) throw error;
+      failed = true;
+      const { name, version } = parseLockKey(key);
+      const line = { verified: false, locked: true, name, version, registry, error: error.toJSON() };
+      await writeStdout(`${JSON.stringify(line)}\n`);
+    }
+  }
+  return failed ? 1 : 0;
+}
+
+/** `namespace/name@version` of a lockfile key (as written by lockKey), for the failure line. */
+function parseLockKey(key: string): { name: string; version: string } {
+  const at = key.lastIndexOf('@');
+  return at < 0 ? { name: key, version: '' } : { name: key.slice(0, at), version: key.slice(at + 1) };
 }

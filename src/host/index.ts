@@ -5,11 +5,18 @@
 export {
   DEFAULT_MAX_RESPONSE_BYTES,
   DEFAULT_TIMEOUT_MS,
+  createVerifier,
   fetchVerified,
   parseManifestRef,
   verifyFetched,
 } from '../verify/index.ts';
 export type {
+  ConsistencyEvidence,
+  ConsistencyRange,
+  Verifier,
+  VerifierInput,
+  VerifierOptions,
+  YankedPolicy,
   FetchVerifiedOptions,
   FetchedManifest,
   InclusionEvidence,

@@ -26,7 +26,16 @@ export function verifyAttestationWithKeys(
   jwks: Jwks | readonly JwksKey[],
   subject: AttestedSubject,
 ): VerifiedAttestation {
-  return verifyAttestationSync(attestation, selectUsableKeys(jwks).jwks, {
+  return verifyAttestationWithUsableKeys(attestation, selectUsableKeys(jwks).jwks, subject);
+}
+
+/** verifyAttestationWithKeys for keys that already went through selectUsableKeys (a Verifier selects them once). */
+export function verifyAttestationWithUsableKeys(
+  attestation: Uint8Array,
+  usable: Jwks,
+  subject: AttestedSubject,
+): VerifiedAttestation {
+  return verifyAttestationSync(attestation, usable, {
     ...(subject.name === undefined ? {} : { name: subject.name }),
     ...(subject.version === undefined ? {} : { version: subject.version }),
     digest: subject.digest,

@@ -6,12 +6,17 @@ import { ToolsealError } from '../core/errors.ts';
 import { isJsonObject, type JsonValue } from '../core/json.ts';
 import { normaliseRegistryUrl, RegistryClient } from '../client/registry-client.ts';
 import type { LockEntry } from '../lock/lockfile.ts';
-import { parseVerifierString } from '../log/index.ts';
+import { parseVerifierString, type NoteVerifier } from '../log/index.ts';
 import { formatManifestRef, type ManifestRef, parseManifestRef } from '../protocol/manifest-ref.ts';
 import { attestationPath, attestationsByDigestPath, blobPath, ROUTES, versionPath } from '../protocol/routes.ts';
 import { type Binding, findBinding, parseBindings, selectBinding } from './bindings.ts';
 import { checkServedPin } from './pin.ts';
-import { type VerifiedManifest, type VerifyExpectation, verifyFetched } from './verify-fetched.ts';
+import {
+  type VerifiedManifest,
+  type VerifyExpectation,
+  type VerifyFetchedInput,
+  verifyFetched,
+} from './verify-fetched.ts';
 
 export interface FetchVerifiedOptions {
   /** Pinned attestation keys (a JWKS). Without it (or pinnedKeys) the registry's JWKS is fetched (TOFU). */
@@ -74,6 +79,45 @@ export async function fetchVerified(
   ref: string,
   options: FetchVerifiedOptions = {},
 ): Promise<FetchedManifest> {
+  return fetchVerifiedWith(registryUrl, ref, options, DEFAULT_ENGINE);
+}
+
+/** What fetchVerifiedWith asks of its caller: the trusted keys, and the verification itself. */
+export interface FetchEngine {
+  /** The attestation keys: options.jwks / pinnedKeys, else the registry's (the default fetches them now: TOFU). */
+  jwks(
+    http: RegistryClient,
+    options: FetchVerifiedOptions,
+  ): Jwks | readonly JwksKey[] | Promise<Jwks | readonly JwksKey[]>;
+  /** The log key: options.logKey, else the registry's (the default fetches it now: TOFU). */
+  logKey(http: RegistryClient, options: FetchVerifiedOptions): string | NoteVerifier | Promise<string | NoteVerifier>;
+  /** Every check of verifyFetched on what was fetched (a Verifier may fetch a consistency proof first). */
+  verify(http: RegistryClient, input: VerifyFetchedInput): VerifiedManifest | Promise<VerifiedManifest>;
+}
+
+/** The registry's JWKS, fetched (TOFU). */
+export function fetchRegistryJwks(http: RegistryClient): Promise<Jwks> {
+  return http.getJson(ROUTES.jwks).then((value) => readJwks(value));
+}
+
+/** The registry's log key, fetched (TOFU). */
+export function fetchRegistryLogKey(http: RegistryClient): Promise<string> {
+  return http.getText(ROUTES.logKey).then(readLogKey);
+}
+
+const DEFAULT_ENGINE: FetchEngine = {
+  jwks: (http, options) => options.jwks || options.pinnedKeys || fetchRegistryJwks(http),
+  logKey: (http, options) => (options.logKey !== undefined ? options.logKey : fetchRegistryLogKey(http)),
+  verify: (_http, input) => verifyFetched(input),
+};
+
+/** fetchVerified with the keys and the verification of `engine` (./verifier.ts shares what it proved). */
+export async function fetchVerifiedWith(
+  registryUrl: string,
+  ref: string,
+  options: FetchVerifiedOptions,
+  engine: FetchEngine,
+): Promise<FetchedManifest> {
   const base = normaliseRegistryUrl(registryUrl);
   const target = parseManifestRef(ref);
   const pin = options.expectedDigest ?? options.lock?.digest;
@@ -81,19 +125,15 @@ export async function fetchVerified(
     throw new ToolsealError('BAD_REQUEST', `the pinned digest ${JSON.stringify(pin)} is not sha256:<hex>`);
   const http = new RegistryClient(base, options);
   try {
-    const jwksPromise = startFetch(
-      options.jwks || options.pinnedKeys || http.getJson(ROUTES.jwks).then((value) => readJwks(value)),
-    );
-    const logKeyPromise = startFetch(
-      options.logKey !== undefined ? options.logKey : http.getText(ROUTES.logKey).then(readLogKey),
-    );
+    const jwksPromise = startFetch(engine.jwks(http, options));
+    const logKeyPromise = startFetch(engine.logKey(http, options));
     const { bytes, attestation, binding, expected } =
       target.kind === 'version'
         ? await fetchByVersion(http, target, pin)
         : await fetchByDigest(http, target, pin, options.name);
     if (pin !== undefined) expected.digest = pin;
     if (binding !== undefined) expected.logIndex = binding.logIndex;
-    const verified = verifyFetched({
+    const verified = await engine.verify(http, {
       bytes,
       attestation,
       inclusion: binding?.inclusion,

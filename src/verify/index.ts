@@ -2,6 +2,14 @@
 // a byte (the host's front door). One stage per file: pin.ts, attestation.ts, subject.ts, log-evidence.ts, chained
 // by verify-fetched.ts; bindings.ts reads the registry's bindings; fetch-verified.ts does the fetching.
 //
+// Many manifests: createVerifier (verifier.ts) runs the same stages but keeps what it proved: a checkpoint note
+// verified once (checkpoint-cache.ts, by its exact text), the tree nodes its inclusion proofs established
+// (proven-nodes.ts), the JWKS selected and the log key parsed once. A checkpoint it has not seen is verified in
+// full and must be consistent (RFC 9162 §2.1.4) with the latest one it proved: its fetchVerified fetches the proof
+// from GET /v1/log/proof/consistency; without a proof that verifies against both signed roots it is NOT_IN_LOG,
+// and two signed roots for one tree size are LOG_INCONSISTENT (the log forked). The attestation, digest, subject
+// and inclusion of every manifest are still checked.
+//
 // Trust model. Nothing the registry *says* is trusted; only what it can *prove*:
 //   - the digest is recomputed from the bytes (sha256), never read from a header or a JSON field;
 //   - the attestation must be signed by a key of the pinned JWKS (options.jwks / options.pinnedKeys), or of the
@@ -39,6 +47,7 @@
 //   NOT_FOUND         the registry answered 404 NOT_FOUND for the manifest or blob
 //   BAD_REQUEST       a malformed reference or option (ref syntax, several bindings and no options.name...)
 //   VERSION_YANKED    with options.yanked 'refuse': everything verified, but the registry reports the version yanked
+//   LOG_INCONSISTENT  (a Verifier only) the checkpoint and one already proven are two roots for one tree size
 
 export { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT_MS } from '../client/registry-client.ts';
 export { parseManifestRef, type ManifestRef } from '../protocol/manifest-ref.ts';
@@ -55,3 +64,5 @@ export {
   type VerifyExpectation,
   type VerifyFetchedInput,
 } from './verify-fetched.ts';
+export type { ConsistencyEvidence, ConsistencyRange } from './checkpoint-cache.ts';
+export { createVerifier, type Verifier, type VerifierInput, type VerifierOptions } from './verifier.ts';

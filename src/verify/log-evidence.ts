@@ -2,12 +2,13 @@
 
 import { decodeBase64Strict, encodeBase64 } from '../core/bytes.ts';
 import { ToolsealError } from '../core/errors.ts';
+import { ProvenNodes } from './proven-nodes.ts';
 import {
   hashLeaf,
   parseTlogProof,
   parseVerifierString,
   verifyCheckpoint,
-  verifyInclusionProof,
+  type Checkpoint,
   type NoteVerifier,
 } from '../log/index.ts';
 
@@ -40,8 +41,24 @@ export interface ProvenInclusion {
   checkpoint: VerifiedCheckpoint;
 }
 
+/**
+ * Verifies the signed checkpoint note of the evidence against the log key and returns it parsed (throwing
+ * otherwise): verifyCheckpoint by default; a Verifier (./verifier.ts) answers notes it already proved from its cache.
+ */
+export type CheckpointCheck = (note: string, verifier: NoteVerifier) => ProvenCheckpoint;
+
+/** A verified checkpoint, and how to prove a leaf under it (default: verifyInclusionProof against its root). */
+export interface ProvenCheckpoint {
+  checkpoint: Checkpoint;
+  proveInclusion?: (leafHash: Uint8Array, index: number, hashes: readonly Uint8Array[]) => void;
+}
+
+const checkSignedCheckpoint: CheckpointCheck = (note, verifier) => ({
+  checkpoint: verifyCheckpoint(note, verifier, { origin: verifier.name }),
+});
+
 /** The evidence once read: a leaf index, the sibling hashes and the signed note. */
-interface ReadEvidence {
+export interface ReadEvidence {
   index: number;
   size: number | undefined;
   hashes: Uint8Array[];
@@ -58,6 +75,7 @@ export function verifyLogEvidence(
   inclusion: InclusionEvidence | undefined,
   logKey: string | NoteVerifier,
   expectedIndex: number | undefined,
+  checkCheckpoint: CheckpointCheck = checkSignedCheckpoint,
 ): ProvenInclusion {
   const verifier = toVerifier(logKey);
   if (inclusion === undefined || inclusion === null) {
@@ -69,14 +87,18 @@ export function verifyLogEvidence(
     if (expectedIndex !== undefined && index !== expectedIndex)
       throw new Error(`it is for leaf ${index}, not the claimed log index ${expectedIndex}`);
     stage = 'the checkpoint is not signed by the log key';
-    const checkpoint = verifyCheckpoint(note, verifier, { origin: verifier.name });
+    const { checkpoint, proveInclusion } = checkCheckpoint(note, verifier);
     stage = 'the inclusion proof does not verify';
     if (size !== undefined && size !== checkpoint.size)
       throw new Error(`it is for tree size ${size}, the checkpoint for ${checkpoint.size}`);
-    verifyInclusionProof(hashLeaf(attestation), index, checkpoint.size, hashes, checkpoint.rootHash);
+    // ProvenNodes accepts exactly what verifyInclusionProof accepts (same errors), hashing with one-shot sha256.
+    if (proveInclusion !== undefined) proveInclusion(hashLeaf(attestation), index, hashes);
+    else new ProvenNodes(checkpoint.size, checkpoint.rootHash).verify(hashLeaf(attestation), index, hashes);
     const { origin, size: treeSize, rootHash } = checkpoint;
     return { index, checkpoint: { origin, size: treeSize, rootHash: encodeBase64(rootHash), note } };
   } catch (cause) {
+    // A proven fork (two signed roots that cannot both be the log's) is not a missing proof: it keeps its code.
+    if (cause instanceof ToolsealError && cause.code === 'LOG_INCONSISTENT') throw cause;
     const detail = cause instanceof Error ? cause.message : String(cause);
     throw new ToolsealError(
       'NOT_IN_LOG',
@@ -89,7 +111,7 @@ export function verifyLogEvidence(
 const parsedVerifiers = new Map<string, NoteVerifier>();
 
 /** The note verifier of a C2SP verifier string (memoised), or the verifier itself. */
-function toVerifier(logKey: string | NoteVerifier): NoteVerifier {
+export function toVerifier(logKey: string | NoteVerifier): NoteVerifier {
   if (typeof logKey !== 'string') return logKey;
   let verifier = parsedVerifiers.get(logKey);
   if (!verifier) {
@@ -101,7 +123,7 @@ function toVerifier(logKey: string | NoteVerifier): NoteVerifier {
 }
 
 /** Read either form of the evidence; a plain Error (turned into NOT_IN_LOG by the caller) when malformed. */
-function readEvidence(inclusion: InclusionEvidence): ReadEvidence {
+export function readEvidence(inclusion: InclusionEvidence): ReadEvidence {
   if (typeof inclusion === 'string') {
     const parsed = parseTlogProof(inclusion);
     return { index: parsed.index, size: undefined, hashes: parsed.proof, note: parsed.checkpoint };
@@ -120,7 +142,19 @@ function readEvidence(inclusion: InclusionEvidence): ReadEvidence {
 /** A sibling hash: 32 bytes as given, or strict RFC 4648 §4 base64. */
 function decodeHash(value: string | Uint8Array, position: number): Uint8Array {
   if (value instanceof Uint8Array) return value;
-  const bytes = typeof value === 'string' ? decodeBase64Strict(value) : undefined;
+  const bytes = typeof value === 'string' ? decodeHashText(value) : undefined;
   if (bytes === undefined) throw new Error(`proof hash ${position} is not base64`);
   return bytes;
+}
+
+/**
+ * decodeBase64Strict, quicker for a hash: text that Buffer encodes back to itself is canonical base64 (Buffer only
+ * writes the RFC 4648 §4 alphabet with exact padding), so the pattern check is needed only when it does not.
+ */
+function decodeHashText(text: string): Uint8Array | undefined {
+  const decoded = Buffer.from(text, 'base64');
+  if (decoded.toString('base64') === text) {
+    return new Uint8Array(decoded.buffer, decoded.byteOffset, decoded.byteLength);
+  }
+  return decodeBase64Strict(text);
 }

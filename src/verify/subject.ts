@@ -3,9 +3,8 @@
 import { ToolsealError } from '../core/errors.ts';
 import { isJsonObject } from '../core/json.ts';
 import type { Manifest } from '../pipeline/envelope.ts';
-import { SIGNED_MANIFEST_PARSE_LIMITS } from '../pipeline/limits.ts';
-import { parseStrict } from '../pipeline/parse.ts';
 import { formatManifestRef } from '../protocol/manifest-ref.ts';
+import { parseSignedJson } from './signed-json.ts';
 
 /**
  * Parse the signed bytes and check they declare `attestedSubject` (`name@version`, as the verified attestation
@@ -23,9 +22,9 @@ export function verifyDeclaredSubject(bytes: Uint8Array, attestedSubject: string
   return manifest;
 }
 
-/** The signed bytes, parsed strictly; SUBJECT_MISMATCH unless they hold a string name and version. */
+/** The signed bytes, parsed strictly (./signed-json.ts); SUBJECT_MISMATCH unless they hold a string name and version. */
 export function parseSignedManifest(bytes: Uint8Array): Manifest {
-  const value = parseStrict(bytes, SIGNED_MANIFEST_PARSE_LIMITS).value;
+  const value = parseSignedJson(bytes);
   if (!isJsonObject(value) || typeof value['name'] !== 'string' || typeof value['version'] !== 'string') {
     throw new ToolsealError('SUBJECT_MISMATCH', 'the signed bytes are not a manifest with a name and a version');
   }

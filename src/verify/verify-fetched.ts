@@ -3,10 +3,16 @@
 import type { Jwks, JwksKey, PublishStatement } from '../attest/index.ts';
 import { computeDigest, type Sha256Digest } from '../core/digest.ts';
 import { ToolsealError } from '../core/errors.ts';
+import { selectUsableKeys } from '../attest/index.ts';
 import type { NoteVerifier } from '../log/index.ts';
 import type { Manifest } from '../pipeline/envelope.ts';
-import { verifyAttestationWithKeys } from './attestation.ts';
-import { type InclusionEvidence, type VerifiedCheckpoint, verifyLogEvidence } from './log-evidence.ts';
+import { verifyAttestationWithUsableKeys } from './attestation.ts';
+import {
+  type CheckpointCheck,
+  type InclusionEvidence,
+  type VerifiedCheckpoint,
+  verifyLogEvidence,
+} from './log-evidence.ts';
 import { checkPinnedDigest } from './pin.ts';
 import { verifyDeclaredSubject } from './subject.ts';
 
@@ -59,19 +65,32 @@ export interface VerifiedManifest {
  * Throws ToolsealError with the codes, in the order, listed in ./index.ts; returns what was proven.
  */
 export function verifyFetched(input: VerifyFetchedInput): VerifiedManifest {
+  return verifyWithKeys(input, { usableJwks: () => selectUsableKeys(input.jwks).jwks });
+}
+
+/** How a verification reads its keys and checkpoints: selected now (verifyFetched) or once (a Verifier). */
+export interface VerificationKeys {
+  /** The usable keys of the input's JWKS (selectUsableKeys), asked for only once the pin holds. */
+  usableJwks: () => Jwks;
+  /** Verifies the checkpoint note (default: verifyCheckpoint, every time). */
+  checkCheckpoint?: CheckpointCheck;
+}
+
+/** verifyFetched with the keys and checkpoint check `keys` gives: the same stages, codes and order. */
+export function verifyWithKeys(input: VerifyFetchedInput, keys: VerificationKeys): VerifiedManifest {
   const { bytes, attestation, expected = {} } = input;
   if (!(bytes instanceof Uint8Array) || !(attestation instanceof Uint8Array)) {
     throw new ToolsealError('BAD_REQUEST', 'bytes and attestation must be Uint8Arrays');
   }
   const digest = computeDigest(bytes);
   checkPinnedDigest(digest, expected);
-  const verified = verifyAttestationWithKeys(attestation, input.jwks, {
+  const verified = verifyAttestationWithUsableKeys(attestation, keys.usableJwks(), {
     ...(expected.name === undefined ? {} : { name: expected.name }),
     ...(expected.version === undefined ? {} : { version: expected.version }),
     digest,
   });
   const manifest = verifyDeclaredSubject(bytes, verified.subjectName);
-  const proven = verifyLogEvidence(attestation, input.inclusion, input.logKey, expected.logIndex);
+  const proven = verifyLogEvidence(attestation, input.inclusion, input.logKey, expected.logIndex, keys.checkCheckpoint);
   return {
     bytes,
     manifest,

@@ -111,6 +111,7 @@ describe('src/verify/index.ts', () => {
     expect(Object.keys(verify).sort()).toEqual([
       'DEFAULT_MAX_RESPONSE_BYTES',
       'DEFAULT_TIMEOUT_MS',
+      'createVerifier',
       'fetchVerified',
       'parseManifestRef',
       'verifyFetched',

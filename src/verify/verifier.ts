@@ -1,0 +1,179 @@
+// createVerifier: verifyFetched and fetchVerified that keep what they proved (a checkpoint note verified once,
+// keys selected once), so N manifests under one checkpoint cost about one Ed25519 verify each (RFC 9162 §2.1.4:
+// a newer checkpoint is admitted only when consistent with the one already proven).
+
+import { selectUsableKeys, type Jwks, type JwksKey } from '../attest/index.ts';
+import { decodeBase64Strict } from '../core/bytes.ts';
+import { ToolsealError } from '../core/errors.ts';
+import { isJsonObject } from '../core/json.ts';
+import type { RegistryClient } from '../client/registry-client.ts';
+import { normaliseRegistryUrl } from '../client/registry-client.ts';
+import type { NoteVerifier } from '../log/index.ts';
+import { consistencyProofPath } from '../protocol/routes.ts';
+import { CheckpointCache, type ConsistencyEvidence, type ConsistencyRange } from './checkpoint-cache.ts';
+import {
+  type FetchedManifest,
+  type FetchEngine,
+  type FetchVerifiedOptions,
+  fetchRegistryJwks,
+  fetchRegistryLogKey,
+  fetchVerifiedWith,
+} from './fetch-verified.ts';
+import { readEvidence, toVerifier, type VerifiedCheckpoint } from './log-evidence.ts';
+import { type VerifiedManifest, type VerifyFetchedInput, verifyWithKeys } from './verify-fetched.ts';
+
+export interface VerifierOptions {
+  /** Pinned attestation keys, selected once (a JWKS changed in place later is not seen: make a new verifier). */
+  jwks?: Jwks | readonly JwksKey[];
+  /** Pinned log key (its C2SP verifier string, or parsed), parsed once. */
+  logKey?: string | NoteVerifier;
+}
+
+/** verifyFetched's input; jwks and logKey default to the verifier's. */
+export type VerifierInput = Omit<VerifyFetchedInput, 'jwks' | 'logKey'> & {
+  jwks?: VerifyFetchedInput['jwks'];
+  logKey?: VerifyFetchedInput['logKey'];
+  /** The consistency proof from the verifier's latest checkpoint, when the input's checkpoint is another size. */
+  consistency?: ConsistencyEvidence;
+};
+
+export interface Verifier {
+  /** verifyFetched, with the checkpoint and keys it already proved; the same codes in the same order. */
+  verifyFetched(input: VerifierInput): VerifiedManifest;
+  /**
+   * fetchVerified through this verifier: a checkpoint note it has not proven yet is verified, and when it is not
+   * the latest proven one's size, GET /v1/log/proof/consistency relates the two first. Keys it fetches (TOFU,
+   * when neither the verifier nor `options` pins them) are fetched once per registry and kept.
+   */
+  fetchVerified(registryUrl: string, ref: string, options?: FetchVerifiedOptions): Promise<FetchedManifest>;
+  /** The consistency proof `input`'s checkpoint needs before verifyFetched can admit it, if any. */
+  neededConsistency(input: Pick<VerifierInput, 'inclusion' | 'logKey'>): ConsistencyRange | undefined;
+  /** The latest checkpoint proven for a log key (the verifier's by default). */
+  latestCheckpoint(logKey?: string | NoteVerifier): VerifiedCheckpoint | undefined;
+}
+
+const MAX_FETCH_ROUNDS = 3;
+
+/** A verifier that keeps what it proved; see Verifier. */
+export function createVerifier(options: VerifierOptions = {}): Verifier {
+  const usableByObject = new WeakMap<object, Jwks>();
+  // By note verifier: toVerifier returns one object per verifier string, so equal strings share a cache.
+  const checkpoints = new WeakMap<NoteVerifier, CheckpointCache>();
+  const tofuJwks = new Map<string, Promise<Jwks>>();
+  const tofuLogKeys = new Map<string, Promise<string>>();
+
+  const usableJwks = (source: Jwks | readonly JwksKey[]): Jwks => {
+    let usable = usableByObject.get(source);
+    if (usable === undefined) {
+      usable = selectUsableKeys(source).jwks;
+      usableByObject.set(source, usable);
+    }
+    return usable;
+  };
+  const logVerifier = (logKey: string | NoteVerifier | undefined): NoteVerifier => {
+    const key = logKey ?? options.logKey;
+    if (key === undefined)
+      throw new ToolsealError('BAD_REQUEST', 'no log key: pass logKey to createVerifier or the call');
+    return toVerifier(key);
+  };
+  const cacheFor = (verifier: NoteVerifier): CheckpointCache => {
+    let cache = checkpoints.get(verifier);
+    if (cache === undefined) {
+      cache = new CheckpointCache(verifier);
+      checkpoints.set(verifier, cache);
+    }
+    return cache;
+  };
+
+  const verifySync = (input: VerifierInput): VerifiedManifest => {
+    const jwks = input.jwks ?? options.jwks;
+    if (jwks === undefined) throw new ToolsealError('BAD_REQUEST', 'no JWKS: pass jwks to createVerifier or the call');
+    const logKey = input.logKey ?? options.logKey;
+    if (logKey === undefined)
+      throw new ToolsealError('BAD_REQUEST', 'no log key: pass logKey to createVerifier or the call');
+    // The log key is parsed where verifyFetched parses it (the log-evidence stage), so the codes keep their order.
+    return verifyWithKeys(
+      { ...input, jwks, logKey },
+      {
+        usableJwks: () => usableJwks(jwks),
+        checkCheckpoint: (note, verifier) => cacheFor(verifier).admit(note, input.consistency),
+      },
+    );
+  };
+
+  const neededConsistency = (input: Pick<VerifierInput, 'inclusion' | 'logKey'>): ConsistencyRange | undefined => {
+    const note = readNote(input.inclusion);
+    return note === undefined ? undefined : cacheFor(logVerifier(input.logKey)).neededRange(note);
+  };
+
+  const engine: FetchEngine = {
+    jwks: (http, call) =>
+      call.jwks || call.pinnedKeys || options.jwks || rememberFetch(tofuJwks, http.base, () => fetchRegistryJwks(http)),
+    logKey: (http, call) =>
+      call.logKey ?? options.logKey ?? rememberFetch(tofuLogKeys, http.base, () => fetchRegistryLogKey(http)),
+    verify: async (http, input) => {
+      const { logKey } = input;
+      for (let round = 1; ; round++) {
+        const range = neededConsistency({ inclusion: input.inclusion, logKey });
+        const consistency = range === undefined ? undefined : await fetchConsistency(http, range);
+        // Another call may have proven a newer checkpoint meanwhile: then the range to prove is another one.
+        const now = neededConsistency({ inclusion: input.inclusion, logKey });
+        if (sameRange(range, now) || round >= MAX_FETCH_ROUNDS) {
+          return verifySync({ ...input, ...optional(consistency) });
+        }
+      }
+    },
+  };
+
+  return {
+    verifyFetched: verifySync,
+    fetchVerified: (registryUrl, ref, call = {}) => fetchVerifiedWith(registryUrl, ref, call, engine),
+    neededConsistency,
+    latestCheckpoint: (logKey) => cacheFor(logVerifier(logKey)).latest,
+  };
+}
+
+function optional(consistency: ConsistencyEvidence | undefined): { consistency?: ConsistencyEvidence } {
+  return consistency === undefined ? {} : { consistency };
+}
+
+function sameRange(a: ConsistencyRange | undefined, b: ConsistencyRange | undefined): boolean {
+  return a === b || (a !== undefined && b !== undefined && a.from === b.from && a.to === b.to);
+}
+
+/** One request per registry for the verifier's lifetime; a failed one is forgotten (the next call asks again). */
+function rememberFetch<T>(memo: Map<string, Promise<T>>, base: string, start: () => Promise<T>): Promise<T> {
+  const key = normaliseRegistryUrl(base);
+  let promise = memo.get(key);
+  if (promise === undefined) {
+    promise = start();
+    memo.set(key, promise);
+    promise.catch(() => memo.delete(key));
+  }
+  return promise;
+}
+
+/** The checkpoint note of the evidence, if it can be read (verification refuses it otherwise). */
+function readNote(inclusion: VerifierInput['inclusion']): string | undefined {
+  if (inclusion === undefined || inclusion === null) return undefined;
+  try {
+    return readEvidence(inclusion).note;
+  } catch {
+    return undefined;
+  }
+}
+
+/** GET /v1/log/proof/consistency?from&to ({from, to, hashes}); its hashes are only trusted once they verify. */
+async function fetchConsistency(http: RegistryClient, range: ConsistencyRange): Promise<ConsistencyEvidence> {
+  const value = await http.getJson(consistencyProofPath(range.from, range.to));
+  const hashes = isJsonObject(value) && Array.isArray(value['hashes']) ? value['hashes'] : undefined;
+  const decoded = hashes?.map((hash) => (typeof hash === 'string' ? decodeBase64Strict(hash) : undefined));
+  if (decoded === undefined || !decoded.every((hash): hash is Uint8Array => hash !== undefined)) {
+    throw new ToolsealError('FETCH_FAILED', 'the consistency proof response is not {"hashes": [base64...]}');
+  }
+  const { from, to } = value as { from?: unknown; to?: unknown };
+  if (from !== range.from || to !== range.to) {
+    throw new ToolsealError('FETCH_FAILED', `the consistency proof is not from ${range.from} to ${range.to}`);
+  }
+  return { ...range, hashes: decoded };
+}
