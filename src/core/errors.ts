@@ -59,6 +59,14 @@ export const ERROR_CODES = [
   'ARGUMENTS_INVALID',
   'MONEY_INVALID',
   'MONEY_CEILING_EXCEEDED',
+  // approvals (the registry's approval service; guard)
+  'APPROVAL_DIGEST_MISMATCH',
+  'APPROVAL_PENDING',
+  'APPROVAL_DENIED',
+  'APPROVAL_CONSUMED',
+  'APPROVAL_EXPIRED',
+  'APPROVAL_DECIDED',
+  'APPROVAL_REQUIRED',
   // command line
   'FILE_NOT_FOUND',
 ] as const;

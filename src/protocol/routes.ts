@@ -20,6 +20,11 @@ export const ROUTES = {
   logTile: '/v1/log/tile/*',
   inclusionProof: '/v1/log/proof/inclusion',
   consistencyProof: '/v1/log/proof/consistency',
+  whoami: '/v1/whoami',
+  approvals: '/v1/approvals',
+  approval: '/v1/approvals/:id{apr_[A-Za-z0-9_-]{22}}',
+  approvalDecision: '/v1/approvals/:id{apr_[A-Za-z0-9_-]{22}}/decision',
+  approvalConsume: '/v1/approvals/:id{apr_[A-Za-z0-9_-]{22}}/consume',
 } as const;
 
 /** Every tile and entry-bundle path is below this prefix (`tile/…` follows it). */
@@ -33,6 +38,10 @@ export const ROUTE_METHODS: readonly (readonly [RegExp, readonly string[]])[] = 
   [/^\/v1\/(blobs|attestations)\/sha256:[0-9a-f]{64}$/, ['GET', 'HEAD']],
   [/^\/v1\/log\/(checkpoint|key|tile\/.+|proof\/(inclusion|consistency))$/, ['GET', 'HEAD']],
   [/^\/(healthz|\.well-known\/jwks\.json)$/, ['GET', 'HEAD']],
+  [/^\/v1\/whoami$/, ['GET', 'HEAD']],
+  [/^\/v1\/approvals$/, ['GET', 'HEAD', 'POST']],
+  [/^\/v1\/approvals\/apr_[A-Za-z0-9_-]{22}$/, ['GET', 'HEAD']],
+  [/^\/v1\/approvals\/apr_[A-Za-z0-9_-]{22}\/(decision|consume)$/, ['POST']],
 ];
 
 /** The methods `path` answers; empty for an unknown path. */
@@ -76,4 +85,22 @@ export function inclusionProofPath(index: number, size: number): string {
 
 export function consistencyProofPath(from: number, to: number): string {
   return `${ROUTES.consistencyProof}?from=${from}&to=${to}`;
+}
+
+/** `/v1/approvals/{id}`: one approval request (host or operator). */
+export function approvalPath(id: string): string {
+  return `${ROUTES.approvals}/${encodeURIComponent(id)}`;
+}
+
+/** `/v1/approvals?status=…`: the operator's list. */
+export function approvalsListPath(status?: string): string {
+  return status === undefined ? ROUTES.approvals : `${ROUTES.approvals}?status=${encodeURIComponent(status)}`;
+}
+
+export function approvalDecisionPath(id: string): string {
+  return `${approvalPath(id)}/decision`;
+}
+
+export function approvalConsumePath(id: string): string {
+  return `${approvalPath(id)}/consume`;
 }

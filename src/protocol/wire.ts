@@ -121,3 +121,90 @@ export interface ConsistencyProofResponse {
   to: number;
   hashes: string[];
 }
+
+// ── approvals (docs/approvals.md) ─────────────────────────────────────────
+
+/** GET /v1/whoami (any token): the principal a bearer token belongs to (a host's name is its approvals' audience). */
+export interface WhoamiResponse {
+  kind: 'publisher' | 'operator' | 'host';
+  name: string;
+}
+
+/** The `_meta` key under which guard names an approval (in a tool result, and in a retried call's params). */
+export const APPROVAL_META_KEY = 'io.toolseal/approval';
+
+/** How long an approval request stays open unless the server is told otherwise (`serve --approval-ttl`). */
+export const DEFAULT_APPROVAL_TTL_SECONDS = 900;
+
+/**
+ * An approval request's state. `expired` is never stored: a pending or approved request past `expiresAt` reads as
+ * expired (and fails closed); `denied` and `consumed` are final.
+ */
+export type ApprovalStatus = 'pending' | 'approved' | 'denied' | 'consumed' | 'expired';
+
+export const APPROVAL_STATUSES: readonly ApprovalStatus[] = ['pending', 'approved', 'denied', 'consumed', 'expired'];
+
+/**
+ * POST /v1/approvals (201 for a new request; 200 with the existing one when an identical request — same digest, same
+ * host — is still open, i.e. pending or approved and neither expired nor consumed).
+ */
+export interface ApprovalCreatedResponse {
+  /** `apr_` + 22 base64url characters (128 random bits). */
+  id: string;
+  /** The action digest the registry recomputed from the envelope and the signed tool. */
+  digest: Sha256Digest;
+  status: ApprovalStatus;
+  expiresAt: string;
+  /** Absolute URL of the request on this registry (GET it; the web page is /ui/approvals/{id}). */
+  url: string;
+}
+
+/** GET /v1/approvals/{id} (the host it is for, or an operator). */
+export interface ApprovalResponse {
+  id: string;
+  digest: Sha256Digest;
+  status: ApprovalStatus;
+  /** The action envelope exactly as the host sent it (`arguments` as the call sent them). */
+  envelope: JsonObject;
+  /** The signed tool object from the signed manifest bytes (name, description, inputSchema, capabilities, approval). */
+  tool: JsonObject;
+  /** The material view the digest binds (informational members removed, strings NFC, unordered arrays sorted). */
+  material: JsonObject;
+  createdAt: string;
+  expiresAt: string;
+  /** The operator who decided, once decided. */
+  decidedBy?: string;
+  decidedAt?: string;
+  reason?: string;
+  consumedAt?: string;
+  /** Log indexes of the decision and consumption leaves, once logged. */
+  decisionLogIndex?: number;
+  consumptionLogIndex?: number;
+  /**
+   * The salt of the log leaves' commitment (base64url), shown only to the host and operators: with it and the
+   * digest anyone they share it with can check the leaves; without it, a leaf reveals nothing about the arguments.
+   */
+  commitmentSalt: string;
+}
+
+/** GET /v1/approvals?status=… (operators): newest first. */
+export interface ApprovalListResponse {
+  items: Omit<ApprovalResponse, 'envelope' | 'tool' | 'material' | 'commitmentSalt'>[];
+}
+
+/** POST /v1/approvals/{id}/decision (operator token). A closed object. */
+export interface ApprovalDecisionRequest {
+  decision: 'approve' | 'deny';
+  /** The digest the operator was shown: another one is APPROVAL_DIGEST_MISMATCH. */
+  digest: string;
+  reason?: string;
+}
+
+/** POST /v1/approvals/{id}/decision → 200; POST /v1/approvals/{id}/consume → 200. */
+export interface ApprovalTransitionResponse {
+  id: string;
+  digest: Sha256Digest;
+  status: ApprovalStatus;
+  /** The leaf recording the transition, under a signed checkpoint before this answer. */
+  logIndex: number;
+}
