@@ -1,11 +1,14 @@
 // Checking each log entry of the walk: its form and kind rules come from src/log/entries.ts (JCS per RFC 8785);
 // here are only the rules across entries (RFC 7638 kids introduced in log order, one digest per name@version, the
-// JWKS of RFC 7517 agreeing with the key entries) and the attestation's JWS signature (RFC 7515).
+// JWKS of RFC 7517 agreeing with the key entries, approvals decided once and consumed once after an approve with the
+// same commitment, issue 13 §3) and the attestation's JWS signature (RFC 7515).
 
 import type { Jwks } from '../attest/jwk.ts';
 import { verifyAttestation, type VerifiedAttestation } from '../attest/jws.ts';
 import { isToolsealError, describeError } from '../core/errors.ts';
 import {
+  type ApprovalConsumptionEntry,
+  type ApprovalDecisionEntry,
   type EntryProblemCode,
   type KeyEntry,
   type LogEntryKind,
@@ -22,6 +25,10 @@ export interface EntryContext {
   /** name@version → digest, for attestations seen in this walk. */
   subjects: Map<string, string>;
   yanked: Set<string>;
+  /** Approval id → what its leaves in this walk said (the decision, if seen, and whether it was consumed). */
+  approvals: Map<string, { commitment: string; decision: 'approve' | 'deny' | undefined; consumed: boolean }>;
+  /** The walk started at the first entry: an approval's decision, if any, is in it. */
+  fromStart: boolean;
 }
 
 export type EntryKind = LogEntryKind | 'malformed';
@@ -36,8 +43,19 @@ export interface AttestationFacts {
   size: number;
 }
 
-export function createEntryContext(loggedKids: readonly string[], jwks: Jwks | undefined): EntryContext {
-  return { jwks, loggedKids: new Set(loggedKids), subjects: new Map(), yanked: new Set() };
+export function createEntryContext(
+  loggedKids: readonly string[],
+  jwks: Jwks | undefined,
+  fromStart = false,
+): EntryContext {
+  return {
+    jwks,
+    loggedKids: new Set(loggedKids),
+    subjects: new Map(),
+    yanked: new Set(),
+    approvals: new Map(),
+    fromStart,
+  };
 }
 
 /** The kind an entry that breaks the rules of `code` is counted as. */
@@ -45,11 +63,13 @@ const KIND_OF_PROBLEM: Record<EntryProblemCode, EntryKind> = {
   ENTRY_MALFORMED: 'malformed',
   YANK_ENTRY_INVALID: 'yank',
   KEY_ENTRY_INVALID: 'key',
+  APPROVAL_ENTRY_INVALID: 'malformed',
 };
 
 function formatEntryProblem(index: number, code: EntryProblemCode, message: string): string {
   if (code === 'YANK_ENTRY_INVALID') return `yank entry ${index}: ${message}`;
   if (code === 'KEY_ENTRY_INVALID') return `key entry ${index}: ${message}`;
+  if (code === 'APPROVAL_ENTRY_INVALID') return `approval entry ${index}: ${message}`;
   return `entry ${index} is ${message}`;
 }
 
@@ -73,6 +93,10 @@ export async function checkEntry(
     checkYankRules(parsed.entry, context, (why) => report('YANK_ENTRY_INVALID', `yank entry ${index}: ${why}`));
   } else if (parsed.kind === 'key') {
     checkKeyRules(parsed.entry, context, (why) => report('KEY_ENTRY_INVALID', `key entry ${index}: ${why}`));
+  } else if (parsed.kind === 'approval-decision' || parsed.kind === 'approval-consumption') {
+    checkApprovalRules(parsed.entry, context, (why) =>
+      report('APPROVAL_ENTRY_INVALID', `approval entry ${index}: ${why}`),
+    );
   } else {
     await checkAttestationEntry(index, data, context, report, checkManifest);
   }
@@ -123,6 +147,33 @@ function checkYankRules(entry: YankEntry, context: EntryContext, bad: (why: stri
   if (attested !== undefined && attested !== digest) bad(`${subject} was attested with ${attested}, not ${digest}`);
   if (context.yanked.has(subject)) bad(`${subject} was already yanked`);
   context.yanked.add(subject);
+}
+
+/**
+ * At most one decision and one consumption per approval; a consumption follows an approve decision of the same
+ * approval with the same commitment (when the walk started at the first entry, the decision must be in it).
+ */
+function checkApprovalRules(
+  entry: ApprovalDecisionEntry | ApprovalConsumptionEntry,
+  context: EntryContext,
+  bad: (why: string) => void,
+): void {
+  const { approval, commitment } = entry;
+  const seen = context.approvals.get(approval);
+  if (entry.type === 'toolseal.approval-decision/v1') {
+    if (seen?.decision !== undefined || seen?.consumed) bad(`approval ${approval} was already decided`);
+    context.approvals.set(approval, { commitment, decision: entry.decision, consumed: seen?.consumed ?? false });
+    return;
+  }
+  if (seen === undefined) {
+    if (context.fromStart) bad(`approval ${approval} is consumed without an earlier decision`);
+  } else {
+    if (seen.consumed) bad(`approval ${approval} was already consumed`);
+    if (seen.decision === 'deny') bad(`approval ${approval} is consumed after it was denied`);
+    if (seen.commitment !== commitment)
+      bad(`approval ${approval} is consumed with another commitment than it was decided with`);
+  }
+  context.approvals.set(approval, { commitment, decision: seen?.decision, consumed: true });
 }
 
 /** A key entry introduces a new kid, retires only a logged one, and agrees with the JWKS. */

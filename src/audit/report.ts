@@ -21,6 +21,7 @@ export type AuditProblemCode =
   | 'MANIFEST_INVALID'
   | 'YANK_ENTRY_INVALID'
   | 'KEY_ENTRY_INVALID'
+  | 'APPROVAL_ENTRY_INVALID'
   | 'JWKS_INVALID';
 
 export interface AuditProblem {
@@ -54,6 +55,8 @@ export interface AuditReport {
     attestation: number;
     yank: number;
     key: number;
+    'approval-decision': number;
+    'approval-consumption': number;
     malformed: number;
   };
   /** Distinct manifest blobs fetched and checked against their attested digest. */
@@ -83,7 +86,17 @@ export function createReport(registry: string, state: AuditState | undefined): A
     previous: state ? { size: state.size, rootHash: state.rootHash } : null,
     checkpoint: null,
     consistency: 'not-checked',
-    entries: { from: size, to: size, checked: 0, attestation: 0, yank: 0, key: 0, malformed: 0 },
+    entries: {
+      from: size,
+      to: size,
+      checked: 0,
+      attestation: 0,
+      yank: 0,
+      key: 0,
+      'approval-decision': 0,
+      'approval-consumption': 0,
+      malformed: 0,
+    },
     blobs: { checked: 0 },
     problems: [],
     warnings: [],

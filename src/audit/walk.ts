@@ -37,7 +37,7 @@ export async function walkNewEntries(run: AuditRun, checkpoint: Checkpoint, conc
   report.entries.from = start;
   report.entries.to = checkpoint.size;
   const jwks = checkpoint.size > start ? await fetchJwks(run) : undefined;
-  const context = createEntryContext(state?.loggedKids ?? [], jwks);
+  const context = createEntryContext(state?.loggedKids ?? [], jwks, start === 0);
   const manifests = createManifestChecker(run.client, report, concurrency);
   const walked = await visitEntries(run, start, checkpoint.size, async (index, data) => {
     appendToFrontier(frontier, index, hashLeaf(data));

@@ -99,7 +99,7 @@ function formatSummary(report: AuditReport): string {
   lines.push(`  checkpoint: ${report.origin ?? '?'} size ${from} -> ${to}, consistency ${report.consistency}`);
   const e = report.entries;
   lines.push(
-    `  entries [${e.from}, ${e.to}): ${e.checked} checked (${e.attestation} attestation, ${e.yank} yank, ${e.key} key${e.malformed ? `, ${e.malformed} malformed` : ''}); ${report.blobs.checked} manifest(s) re-hashed`,
+    `  entries [${e.from}, ${e.to}): ${e.checked} checked (${e.attestation} attestation, ${e.yank} yank, ${e.key} key${e['approval-decision'] + e['approval-consumption'] ? `, ${e['approval-decision']} approval decision, ${e['approval-consumption']} approval consumption` : ''}${e.malformed ? `, ${e.malformed} malformed` : ''}); ${report.blobs.checked} manifest(s) re-hashed`,
   );
   for (const warning of report.warnings) lines.push(`  warning: ${warning}`);
   if (report.consistency === 'refused') {

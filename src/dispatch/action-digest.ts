@@ -53,11 +53,37 @@ export interface Action {
   request: ActionEnvelope;
 }
 
+/** Selected tools by (digest of the manifest bytes, registry, tool name); bounded, the least recently used goes first. */
+const selectedTools = new Map<string, SignedTool>();
+const MAX_SELECTED_TOOLS = 256;
+
 /**
  * The tool `toolName` of signed manifest bytes the caller has verified (verifyFetched, or a lockfile digest).
  * Refuses with NOT_FOUND when the manifest has no such tool (names are compared exactly: the signed name is NFC).
+ * The bytes are hashed on every call; the strict parse and the tool digest are remembered by that digest (the same
+ * digest is the same bytes), so a registry or a host selecting from the same manifest again parses it once. The
+ * result is shared and frozen.
  */
 export function selectSignedTool(signedManifestBytes: Uint8Array, toolName: string, registry: string): SignedTool {
+  const manifestDigest = computeDigest(signedManifestBytes);
+  const key = JSON.stringify([manifestDigest, registry, toolName]);
+  let signed = selectedTools.get(key);
+  if (signed !== undefined) {
+    selectedTools.delete(key);
+  } else {
+    signed = deepFreeze(parseSignedTool(signedManifestBytes, manifestDigest, toolName, registry));
+    if (selectedTools.size >= MAX_SELECTED_TOOLS) selectedTools.delete(selectedTools.keys().next().value as string);
+  }
+  selectedTools.set(key, signed);
+  return signed;
+}
+
+function parseSignedTool(
+  signedManifestBytes: Uint8Array,
+  manifestDigest: Sha256Digest,
+  toolName: string,
+  registry: string,
+): SignedTool {
   const manifest = parseStrict(signedManifestBytes, SIGNED_MANIFEST_PARSE_LIMITS).value;
   const tools = isJsonObject(manifest) ? manifest['tools'] : undefined;
   if (!isJsonObject(manifest) || !Array.isArray(tools)) {
@@ -71,10 +97,18 @@ export function selectSignedTool(signedManifestBytes: Uint8Array, toolName: stri
   return {
     registry,
     manifest: name,
-    manifestDigest: computeDigest(signedManifestBytes),
+    manifestDigest,
     tool: tool as unknown as ManifestTool,
     toolDigest: computeToolDigest(tool),
   };
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    for (const member of Object.values(value)) deepFreeze(member);
+    Object.freeze(value);
+  }
+  return value;
 }
 
 /** `"sha256:" + hex(SHA-256(JCS(tool)))` of a signed tool object. */
@@ -87,11 +121,23 @@ export function computeToolDigest(tool: JsonObject): Sha256Digest {
  * MONEY_CEILING_EXCEEDED) and bind it: the action digest over the material view, for `audience`.
  */
 export function computeAction(signed: SignedTool, args: CallArguments, audience: string): Action {
-  if (audience === '' || signed.registry === '') {
-    throw new ToolsealError('BAD_REQUEST', 'an action needs a registry origin and an audience');
-  }
+  checkActionParties(signed, audience);
+  checkCallArguments(signed, args);
+  return bindCheckedAction(signed, args, audience);
+}
+
+/** A call's arguments against the signed tool: its inputSchema, then its money rules (the checks of computeAction). */
+export function checkCallArguments(signed: SignedTool, args: CallArguments): void {
   checkArguments(signed.tool.inputSchema, args.value, signed.toolDigest);
   checkMoney(signed.tool.capabilities?.money, args);
+}
+
+/**
+ * {@link computeAction} for arguments that have just passed {@link checkCallArguments} against the same signed tool
+ * (guard checks every call, and binds only those that need approval: the checks run once).
+ */
+export function bindCheckedAction(signed: SignedTool, args: CallArguments, audience: string): Action {
+  checkActionParties(signed, audience);
   const request: ActionEnvelope = {
     type: ACTION_TYPE,
     registry: signed.registry,
@@ -104,6 +150,12 @@ export function computeAction(signed: SignedTool, args: CallArguments, audience:
   };
   const envelope: ActionEnvelope = { ...request, arguments: buildMaterialView(args.value, signed.tool.approval) };
   return { digest: hashActionEnvelope(envelope), envelope, request };
+}
+
+function checkActionParties(signed: SignedTool, audience: string): void {
+  if (audience === '' || signed.registry === '') {
+    throw new ToolsealError('BAD_REQUEST', 'an action needs a registry origin and an audience');
+  }
 }
 
 /**

@@ -23,6 +23,8 @@ export interface ToolCall {
   /** `params.name`: the tool called. */
   name: string;
   arguments: CallArguments;
+  /** The request's `params` as read (their `_meta` names an approval to consume, issue 13 §4). */
+  params: JsonObject;
 }
 
 const utf8Decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -47,14 +49,14 @@ export function readToolCall(messageBytes: Uint8Array): ToolCall {
   const id = message['id'];
   const callId = typeof id === 'string' || typeof id === 'number' ? id : null;
   const args = params['arguments'];
-  if (args === undefined) return { id: callId, name: params['name'], arguments: { value: {}, text: '{}' } };
+  if (args === undefined) return { id: callId, name: params['name'], arguments: { value: {}, text: '{}' }, params };
   if (!isJsonObject(args)) {
     throw new ToolsealError('ARGUMENTS_INVALID', 'params.arguments must be a JSON object', {
       pointer: '/params/arguments',
     });
   }
   const text = findValueText(utf8Decoder.decode(messageBytes), ['params', 'arguments']);
-  return { id: callId, name: params['name'], arguments: { value: args, text } };
+  return { id: callId, name: params['name'], arguments: { value: args, text }, params };
 }
 
 /** Read a call's arguments from their own JSON bytes (a JSON object), as strictly as {@link readToolCall}. */

@@ -16,7 +16,7 @@ export function checkMoney(money: MoneyCapability | undefined, args: CallArgumen
   if (money === undefined) return;
   if (money.amountArgument !== undefined) checkAmount(money, money.amountArgument, args);
   if (money.currencyArgument !== undefined) {
-    const currency = valueAt(args.value, money.currencyArgument);
+    const currency = readArgumentValue(args.value, money.currencyArgument);
     const allowed = money.currencies ?? [];
     if (typeof currency !== 'string' || !allowed.includes(currency)) {
       throw new ToolsealError(
@@ -29,7 +29,7 @@ export function checkMoney(money: MoneyCapability | undefined, args: CallArgumen
 }
 
 function checkAmount(money: MoneyCapability, pointer: string, args: CallArguments): void {
-  const amount = valueAt(args.value, pointer);
+  const amount = readArgumentValue(args.value, pointer);
   const literal = args.text === undefined ? undefined : findValueText(args.text, tokensOf(pointer));
   const isIntegerLiteral = literal === undefined ? Number.isSafeInteger(amount) : INTEGER_LITERAL.test(literal);
   if (typeof amount !== 'number' || !isIntegerLiteral || amount < 0 || Object.is(amount, -0)) {
@@ -49,7 +49,8 @@ function checkAmount(money: MoneyCapability, pointer: string, args: CallArgument
   }
 }
 
-function valueAt(root: JsonValue, pointer: string): JsonValue | undefined {
+/** The value at an argument pointer (no `*`) inside a call's arguments, or undefined when absent. */
+export function readArgumentValue(root: JsonValue, pointer: string): JsonValue | undefined {
   let value: JsonValue | undefined = root;
   for (const token of tokensOf(pointer)) {
     if (Array.isArray(value)) value = /^(?:0|[1-9][0-9]*)$/.test(token) ? value[Number(token)] : undefined;

@@ -6,19 +6,25 @@
 // objects from the signed bytes; `callTool()` for a withheld, unknown or not-yet-checked tool throws a
 // ToolCallRefusedError (DISPATCH_MISMATCH) before anything is sent, and lists the server's tools itself (every page)
 // first when no complete tools/list has been checked since the session began or the server's last list_changed.
+// Every call's arguments are checked against the signed tool before it is sent (a refusal throws a ToolsealError with
+// its code); with a `policy` and a `hostToken` (issue 13 §4), a call that needs approval is answered with a tool
+// result (isError, `_meta["io.toolseal/approval"]`) until an operator approves that exact call.
 
 import { EventEmitter } from 'node:events';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolRequest, CallToolResultSchema, ListToolsRequest, Tool } from '@modelcontextprotocol/sdk/types.js';
-import { ToolsealError } from '../core/errors.ts';
+import { isErrorCode, ToolsealError } from '../core/errors.ts';
+import { ApprovalsClient } from '../client/approvals.ts';
 import { isJsonObject } from '../core/json.ts';
 import { getLockEntry, type LockEntry, type Lockfile } from '../lock/lockfile.ts';
 import { parseManifestRef } from '../protocol/manifest-ref.ts';
 import { fetchVerified, type FetchedManifest, type FetchVerifiedOptions } from '../verify/index.ts';
+import { type ApprovalEvent, type ApprovalsPort, CallGate } from './call-gate.ts';
 import { GUARD_CALL_REFUSED_CODE, type GuardFinding } from './guard-types.ts';
 import { GuardedTransport } from './guarded-transport.ts';
+import type { GuardPolicy } from './policy.ts';
 import { ToolGuard } from './tool-guard.ts';
 
 // Type-only imports from the SDK: the wrapper drives the host's own Client and loads no SDK module itself.
@@ -40,10 +46,21 @@ export interface GuardClientOptions {
   onFinding?: (finding: GuardFinding) => void;
   /** More options for fetchVerified (timeouts, fetch, signal, yanked policy). */
   verify?: Omit<FetchVerifiedOptions, 'jwks' | 'logKey' | 'lock' | 'expectedDigest'>;
+  /** The operator's approval policy (readGuardPolicy); needs `hostToken` (or `approvals`). */
+  policy?: GuardPolicy;
+  /** A host token of the registry: its host's name is the audience of the approvals guard asks for. */
+  hostToken?: string;
+  /** The registry's approvals API, instead of an ApprovalsClient built from `registry` and `hostToken`. */
+  approvals?: ApprovalsPort;
+  /** Called for every approval event (requested, pending, consumed, refused, arguments refused). */
+  onEvent?: (event: ApprovalEvent) => void;
 }
 
 export interface GuardedClientOptions {
   onFinding?: (finding: GuardFinding) => void;
+  /** Argument checks and approvals (guardClient always gives one). */
+  gate?: CallGate;
+  onEvent?: (event: ApprovalEvent) => void;
 }
 
 /** A tools/call the guard refused before sending it: DISPATCH_MISMATCH, with the finding. */
@@ -70,6 +87,8 @@ export async function guardClient(client: Client, options: GuardClientOptions): 
       'BAD_REQUEST',
       'guardClient needs a Client that is not connected yet; connect it through the guarded client',
     );
+  // A policy without a way to ask for approvals is refused before anything is fetched.
+  const approvals = options.policy === undefined ? undefined : approvalsFor(options);
   const verified = await fetchVerified(options.registry, options.manifest, {
     ...options.verify,
     ...(options.jwks === undefined ? {} : { jwks: options.jwks }),
@@ -81,7 +100,24 @@ export async function guardClient(client: Client, options: GuardClientOptions): 
     expectedDigest: verified.digest,
     requireListed: true,
   });
-  return new GuardedClient(client, guard, { onFinding: options.onFinding }, verified);
+  const gate = await CallGate.open({
+    signedBytes: verified.bytes,
+    registry: verified.statement.predicate.registry,
+    ...(options.policy === undefined ? {} : { policy: options.policy, approvals }),
+  });
+  return new GuardedClient(client, guard, { onFinding: options.onFinding, gate, onEvent: options.onEvent }, verified);
+}
+
+function approvalsFor(options: GuardClientOptions): ApprovalsPort {
+  if (options.approvals !== undefined) return options.approvals;
+  if (options.hostToken === undefined || options.hostToken === '')
+    throw new ToolsealError('BAD_REQUEST', 'a guard policy needs a host token (hostToken) to ask for approvals');
+  const fetchOption = options.verify?.fetch;
+  return new ApprovalsClient({
+    registry: options.registry,
+    token: options.hostToken,
+    ...(fetchOption === undefined ? {} : { fetch: fetchOption }),
+  });
 }
 
 /** fetchVerified's pin from a lockfile (its entry for the reference must exist) or an entry. */
@@ -116,7 +152,11 @@ export class GuardedClient extends EventEmitter<{ finding: [GuardFinding] }> {
 
   /** Connect the Client to its server through the guard (any SDK transport: stdio, Streamable HTTP, in-memory). */
   async connect(transport: Transport, options?: RequestOptions): Promise<void> {
-    const guarded = new GuardedTransport(transport, this.guard, { onFinding: (finding) => this.report(finding) });
+    const guarded = new GuardedTransport(transport, this.guard, {
+      onFinding: (finding) => this.report(finding),
+      ...(this.options.gate === undefined ? {} : { gate: this.options.gate }),
+      ...(this.options.onEvent === undefined ? {} : { onEvent: this.options.onEvent }),
+    });
     await this.client.connect(guarded, options);
   }
 
@@ -189,11 +229,19 @@ export class GuardedClient extends EventEmitter<{ finding: [GuardFinding] }> {
   }
 }
 
-/** The JSON-RPC error the message-level guard answers a refused tools/call with, as a ToolCallRefusedError. */
-function readTransportRefusal(error: unknown, subject: string): ToolCallRefusedError | undefined {
+/**
+ * The JSON-RPC error the guard answers a refused tools/call with: a ToolCallRefusedError (DISPATCH_MISMATCH), or a
+ * ToolsealError with the gate's code and pointer (ARGUMENTS_INVALID, MONEY_INVALID, APPROVAL_DENIED, FETCH_FAILED...).
+ */
+function readTransportRefusal(error: unknown, subject: string): ToolsealError | undefined {
   if (!(error instanceof Error) || (error as { code?: unknown }).code !== GUARD_CALL_REFUSED_CODE) return undefined;
   const data = (error as { data?: unknown }).data;
-  if (!isJsonObject(data) || data['code'] !== 'DISPATCH_MISMATCH' || data['manifest'] !== subject) return undefined;
+  if (!isJsonObject(data) || data['manifest'] !== subject || !isErrorCode(data['code'])) return undefined;
+  if (data['code'] !== 'DISPATCH_MISMATCH') {
+    const pointer = typeof data['pointer'] === 'string' ? data['pointer'] : undefined;
+    const message = error.message.replace(/^MCP error -?\d+: toolseal guard: [A-Z_]+: /, '');
+    return new ToolsealError(data['code'], message, pointer === undefined ? undefined : { pointer });
+  }
   const reason = data['reason'];
   return new ToolCallRefusedError({
     event: 'call-refused',

@@ -1,8 +1,11 @@
-// The guard around any MCP SDK client Transport (MCP 2025-06-18 "Transports": stdio, Streamable HTTP, custom).
+// The guard around any MCP SDK client Transport (MCP 2025-06-18 "Transports": stdio, Streamable HTTP, custom); with a
+// CallGate, tools/call arguments are checked and approvals enforced before a call is sent (issue 13 §4).
 
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import type { GuardDecision, GuardFinding, GuardMessage } from './guard-types.ts';
+import type { ApprovalEvent, CallGate } from './call-gate.ts';
+import { GuardSession, type SessionDecision } from './guard-session.ts';
+import type { GuardFinding, GuardMessage } from './guard-types.ts';
 import type { ToolGuard } from './tool-guard.ts';
 import { toError } from '../core/errors.ts';
 
@@ -10,6 +13,10 @@ import { toError } from '../core/errors.ts';
 
 export interface GuardedTransportOptions {
   onFinding?: (finding: GuardFinding) => void;
+  /** Argument checks and approvals for tools/call; without it the ToolGuard alone decides. */
+  gate?: CallGate;
+  /** Called for every approval event of the gate. */
+  onEvent?: (event: ApprovalEvent) => void;
 }
 
 /**
@@ -20,12 +27,15 @@ export class GuardedTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: <T extends JSONRPCMessage>(message: T) => void;
+  private readonly session: GuardSession;
 
   constructor(
     private readonly inner: Transport,
-    private readonly guard: ToolGuard,
+    guard: ToolGuard,
     private readonly options: GuardedTransportOptions = {},
-  ) {}
+  ) {
+    this.session = new GuardSession(guard, options.gate);
+  }
 
   get sessionId(): string | undefined {
     return this.inner.sessionId;
@@ -39,7 +49,7 @@ export class GuardedTransport implements Transport {
     this.inner.onclose = () => this.onclose?.();
     this.inner.onerror = (error) => this.onerror?.(error);
     this.inner.onmessage = (message) => {
-      const decision = this.guard.fromServer(message);
+      const decision = this.session.fromServer(message);
       this.report(decision);
       if (decision.forward === 'original') this.deliver(message);
       else if (decision.forward !== undefined) this.deliverAll(decision.forward);
@@ -51,7 +61,7 @@ export class GuardedTransport implements Transport {
   }
 
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    const decision = this.guard.fromClient(message);
+    const decision = await this.session.fromClient(message);
     this.report(decision);
     if (decision.reply !== undefined) {
       const reply = decision.reply;
@@ -65,8 +75,9 @@ export class GuardedTransport implements Transport {
     await this.inner.close();
   }
 
-  private report(decision: GuardDecision): void {
+  private report(decision: SessionDecision): void {
     if (this.options.onFinding) for (const finding of decision.findings) this.options.onFinding(finding);
+    if (this.options.onEvent) for (const event of decision.events) this.options.onEvent(event);
   }
 
   private deliver(message: JSONRPCMessage): void {

@@ -1,17 +1,25 @@
 // The stdio proxy (MCP 2025-06-18 "Transports" §stdio): newline-delimited JSON-RPC between a client and a spawned server.
 //
 // Messages the ToolGuard does not rewrite pass through byte for byte; a client message it changes keeps every other
-// byte (the guard is given the line's text). The only module of the guard that starts a process.
+// byte (the guard is given the line's text). With a CallGate (issue 13 §4), each tools/call is checked from the
+// line's exact bytes and may wait for the registry: client lines are decided strictly in order, so a later line never
+// overtakes one still waiting. The only module of the guard that starts a process.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
 import type { Readable, Writable } from 'node:stream';
+import type { ApprovalEvent, CallGate } from './call-gate.ts';
+import { GuardSession } from './guard-session.ts';
 import { GUARD_PARSE_ERROR_CODE, type GuardDecision, type GuardFinding } from './guard-types.ts';
 import { LineSplitter, decodeLine, parseLine, terminateLine } from './stdio-framing.ts';
 import type { ToolGuard } from './tool-guard.ts';
 
 export interface StdioGuardOptions {
   guard: ToolGuard;
+  /** Argument checks and approvals for tools/call (CallGate); without it the ToolGuard alone decides. */
+  gate?: CallGate;
+  /** Called for every approval event (default: one JSON line on `errorOutput`, as findings). */
+  onEvent?: (event: ApprovalEvent) => void;
   /** The MCP server to start, and its arguments (no shell). */
   command: string;
   args?: readonly string[];
@@ -51,6 +59,8 @@ export interface StdioGuardSession {
 
 const DEFAULT_SHUTDOWN_GRACE_MS = 2000;
 const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024;
+/** Client lines waiting for a decision beyond which the client's stream is paused. */
+const MAX_QUEUED_CLIENT_LINES = 256;
 
 /**
  * Start the MCP server (`command args`, stdio) and proxy newline-delimited JSON-RPC between it and the client on
@@ -71,6 +81,11 @@ export function startStdioGuard(options: StdioGuardOptions): StdioGuardSession {
 class StdioProxy {
   readonly done: Promise<StdioGuardOutcome>;
   private readonly guard: ToolGuard;
+  private readonly session: GuardSession;
+  /** Client lines are decided one after another: the tail of that chain, and how many wait on it. */
+  private clientQueue: Promise<void> = Promise.resolve();
+  private queuedLines = 0;
+  private pausedForQueue = false;
   private readonly input: Readable;
   private readonly output: Writable;
   private readonly errorOutput: Writable;
@@ -96,6 +111,7 @@ class StdioProxy {
 
   constructor(private readonly options: StdioGuardOptions) {
     this.guard = options.guard;
+    this.session = new GuardSession(options.guard, options.gate);
     this.input = options.input;
     this.output = options.output;
     this.errorOutput = options.errorOutput;
@@ -168,6 +184,15 @@ class StdioProxy {
     this.stderrMidLine = false;
   }
 
+  private reportEvent(event: ApprovalEvent): void {
+    if (this.options.onEvent !== undefined) {
+      this.options.onEvent(event);
+      return;
+    }
+    this.errorOutput.write(`${this.stderrMidLine ? '\n' : ''}${JSON.stringify(event)}\n`);
+    this.stderrMidLine = false;
+  }
+
   private reportDropped(message: string): void {
     this.report({
       event: 'message-dropped',
@@ -187,7 +212,7 @@ class StdioProxy {
       source.pause();
       stream.once('drain', () => {
         this.draining.delete(stream);
-        if (!this.refused && !(source === this.input && this.clientStopped)) source.resume();
+        if (!this.refused && !(source === this.input && (this.clientStopped || this.pausedForQueue))) source.resume();
       });
     }
   }
@@ -251,20 +276,44 @@ class StdioProxy {
       this.onClientEnd();
       return;
     }
-    for (const line of lines) {
-      if (this.refused) return;
-      const text = decodeLine(line);
-      const message = parseLine(text);
-      if (message === undefined) continue;
-      if (message instanceof Error) {
-        this.reportDropped('the client sent a line that is not JSON; answered with a parse error');
-        this.answerParseError();
-        continue;
-      }
-      // With the line's text, a message the guard changes keeps every other byte.
-      this.apply(this.guard.fromClient(message, text), line, this.serverIn, this.output, this.input);
+    for (const line of lines) this.enqueueClient(() => this.decideClientLine(line));
+    if (this.queuedLines >= MAX_QUEUED_CLIENT_LINES && !this.pausedForQueue) {
+      this.pausedForQueue = true;
+      this.input.pause();
     }
   };
+
+  /** Run `step` after every client line before it has been decided and written. */
+  private enqueueClient(step: () => Promise<void> | void): void {
+    this.queuedLines++;
+    this.clientQueue = this.clientQueue
+      .then(step)
+      .catch((error: unknown) => this.reportDropped(`a client message could not be decided: ${String(error)}`))
+      .finally(() => {
+        this.queuedLines--;
+        if (this.pausedForQueue && this.queuedLines < MAX_QUEUED_CLIENT_LINES / 2) {
+          this.pausedForQueue = false;
+          if (!this.clientStopped && !this.refused && !this.draining.has(this.serverIn)) this.input.resume();
+        }
+      });
+  }
+
+  private async decideClientLine(line: Buffer): Promise<void> {
+    if (this.refused) return;
+    const text = decodeLine(line);
+    const message = parseLine(text);
+    if (message === undefined) return;
+    if (message instanceof Error) {
+      this.reportDropped('the client sent a line that is not JSON; answered with a parse error');
+      this.answerParseError();
+      return;
+    }
+    // With the line's text, a message the guard changes keeps every other byte.
+    const decision = await this.session.fromClient(message, text);
+    if (this.refused) return;
+    for (const event of decision.events) this.reportEvent(event);
+    this.apply(decision, line, this.serverIn, this.output, this.input);
+  }
 
   private answerParseError(): void {
     const error = { code: GUARD_PARSE_ERROR_CODE, message: 'toolseal guard: parse error' };
@@ -294,9 +343,13 @@ class StdioProxy {
   };
 
   private readonly onClientEnd = (): void => {
+    if (this.clientStopped) return;
     this.stopReadingClient();
-    this.endedBy ??= 'client-close';
-    this.shutDownServer();
+    // Lines still waiting for a decision (the registry) go to the server before its stdin closes.
+    this.enqueueClient(() => {
+      this.endedBy ??= 'client-close';
+      this.shutDownServer();
+    });
   };
 
   /** The server has exited and its streams are closed: settle `done` once the client output has taken everything. */

@@ -372,7 +372,7 @@ function renameToolCall(call: JsonObject, serverName: string, text: string | und
 }
 
 /** A built message whose object form is parsed from its text only when asked for (the stdio proxy never asks). */
-function buildMessage(text: string): GuardMessage {
+export function buildMessage(text: string): GuardMessage {
   let parsed: JSONRPCMessage | JSONRPCMessage[] | undefined;
   return {
     text,

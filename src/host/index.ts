@@ -69,6 +69,17 @@ export type { CallArguments, ToolCall } from '../dispatch/arguments.ts';
 export { buildMaterialView } from '../dispatch/material-view.ts';
 export type { ApprovalClassification } from '../dispatch/argument-patterns.ts';
 
+export { APPROVAL_ID_PATTERN, ApprovalsClient } from '../client/approvals.ts';
+export type { ApprovalCreated, ApprovalDecision, ApprovalsClientOptions } from '../client/approvals.ts';
+export type {
+  ApprovalCreatedResponse,
+  ApprovalListResponse,
+  ApprovalResponse,
+  ApprovalStatus,
+  ApprovalTransitionResponse,
+  WhoamiResponse,
+} from '../protocol/wire.ts';
+
 export { ToolsealError, isToolsealError } from '../core/errors.ts';
 export type { ErrorCode, ErrorJson } from '../core/errors.ts';
 export type { Jwks, JwksKey } from '../attest/index.ts';

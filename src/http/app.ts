@@ -9,8 +9,9 @@ import { allowedMethodsOf } from '../protocol/routes.ts';
 import type { Registry } from '../registry/index.ts';
 import type { App, AppContext, AppEnv } from './app-env.ts';
 import { RequestAbortedError } from './body.ts';
-import { ImmutableBodyCache } from './immutable-body-cache.ts';
+import { DEFAULT_CACHE_BYTES, ImmutableBodyCache } from './immutable-body-cache.ts';
 import { respondWithProblem } from './problem.ts';
+import { mountApprovalRoutes } from './routes/approvals.ts';
 import { mountBlobRoutes } from './routes/blobs.ts';
 import { mountHealthKeyRoutes } from './routes/health-keys.ts';
 import { mountLogRoutes } from './routes/log.ts';
@@ -23,8 +24,10 @@ export interface AppDeps {
   registry: Registry;
   /** Largest accepted publish body in bytes (default 1 MiB). */
   maxBodyBytes?: number;
-  /** Bytes of immutable responses kept in memory (default 64 MiB; 0 disables). Re-hashed on every send. */
+  /** Bytes of immutable responses kept in memory (default 64 MiB; 0 disables), each checked before every send. */
   cacheBytes?: number;
+  /** The immutable response cache to use (the composition root shares it with the server's fast reads). */
+  cache?: ImmutableBodyCache;
   /** Called with unexpected errors (the client only ever sees a generic INTERNAL problem). */
   onUnexpectedError?: (error: unknown) => void;
 }
@@ -32,7 +35,7 @@ export interface AppDeps {
 /** Build the registry's HTTP API. No side effects: nothing listens until the caller serves it. */
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const { registry } = deps;
-  const cache = new ImmutableBodyCache(deps.cacheBytes ?? 64 * 1024 * 1024);
+  const cache = deps.cache ?? new ImmutableBodyCache(deps.cacheBytes ?? DEFAULT_CACHE_BYTES);
   const app: App = new Hono<AppEnv>({ strict: true });
   const onUnexpectedError = deps.onUnexpectedError ?? ((e) => console.error('toolseal: unexpected error', e));
   app.onError((error, c) => respondToError(c, error, onUnexpectedError));
@@ -42,6 +45,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   mountPublishRoutes(app, registry, deps.maxBodyBytes ?? 1024 * 1024);
   mountManifestRoutes(app, registry, cache);
   mountYankRoutes(app, registry);
+  mountApprovalRoutes(app, registry);
   mountBlobRoutes(app, registry, cache);
   mountLogRoutes(app, registry);
   mountWebRoutes(app, registry);

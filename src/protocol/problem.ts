@@ -37,10 +37,6 @@ export const CLIENT_SIDE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'FETCH_FAILED',
   'VERSION_YANKED',
   'FILE_NOT_FOUND',
-  // raised by dispatch until the approval service refuses with them
-  'ARGUMENTS_INVALID',
-  'MONEY_INVALID',
-  'MONEY_CEILING_EXCEEDED',
 ]);
 
 /** A code a registry may refuse with (pipeline, auth, conflicts…), and so one a client may relay as is. */

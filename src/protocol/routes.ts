@@ -2,6 +2,7 @@
 // cannot drift. Log paths follow C2SP tlog-tiles (tiles, entry bundles) and tlog-checkpoint.
 
 import type { Sha256Digest } from '../core/digest.ts';
+import { APPROVAL_ID_SOURCE } from '../log/entries.ts';
 import { formatEntryBundlePath } from '../log/tiles.ts';
 
 /** Hono route patterns (the server side). */
@@ -22,9 +23,9 @@ export const ROUTES = {
   consistencyProof: '/v1/log/proof/consistency',
   whoami: '/v1/whoami',
   approvals: '/v1/approvals',
-  approval: '/v1/approvals/:id{apr_[A-Za-z0-9_-]{22}}',
-  approvalDecision: '/v1/approvals/:id{apr_[A-Za-z0-9_-]{22}}/decision',
-  approvalConsume: '/v1/approvals/:id{apr_[A-Za-z0-9_-]{22}}/consume',
+  approval: `/v1/approvals/:id{${APPROVAL_ID_SOURCE}}`,
+  approvalDecision: `/v1/approvals/:id{${APPROVAL_ID_SOURCE}}/decision`,
+  approvalConsume: `/v1/approvals/:id{${APPROVAL_ID_SOURCE}}/consume`,
 } as const;
 
 /** Every tile and entry-bundle path is below this prefix (`tile/…` follows it). */
@@ -40,8 +41,8 @@ export const ROUTE_METHODS: readonly (readonly [RegExp, readonly string[]])[] = 
   [/^\/(healthz|\.well-known\/jwks\.json)$/, ['GET', 'HEAD']],
   [/^\/v1\/whoami$/, ['GET', 'HEAD']],
   [/^\/v1\/approvals$/, ['GET', 'HEAD', 'POST']],
-  [/^\/v1\/approvals\/apr_[A-Za-z0-9_-]{22}$/, ['GET', 'HEAD']],
-  [/^\/v1\/approvals\/apr_[A-Za-z0-9_-]{22}\/(decision|consume)$/, ['POST']],
+  [new RegExp(`^/v1/approvals/${APPROVAL_ID_SOURCE}$`), ['GET', 'HEAD']],
+  [new RegExp(`^/v1/approvals/${APPROVAL_ID_SOURCE}/(decision|consume)$`), ['POST']],
 ];
 
 /** The methods `path` answers; empty for an unknown path. */

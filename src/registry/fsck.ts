@@ -1,5 +1,5 @@
 // fsck: re-verify everything the store holds — the storage's own structure, bytes against digests, attestations,
-// the log and its checkpoints — on one consistent snapshot, so a server publishing meanwhile causes no false alarm.
+// the log and its checkpoints, approvals (fsck-approvals.ts) — on one consistent snapshot, so a server publishing meanwhile causes no false alarm.
 
 import { describeError, isToolsealError } from '../core/errors.ts';
 import { computeDigest, type Sha256Digest } from '../core/digest.ts';
@@ -13,6 +13,7 @@ import {
   verifyNote,
 } from '../log/index.ts';
 import type {
+  ApprovalRecord,
   BlobRecord,
   CheckpointRecord,
   LogEntryRecord,
@@ -20,6 +21,7 @@ import type {
   Store,
   VersionRecord,
 } from '../store/index.ts';
+import { checkApprovals } from './fsck-approvals.ts';
 import { bodyOf } from './transparency-log.ts';
 
 export interface FsckProblem {
@@ -37,6 +39,7 @@ export interface FsckReport {
     logNodes: number;
     checkpoints: number;
     checkpointSignatures: number;
+    approvals: number;
   };
   problems: FsckProblem[];
 }
@@ -49,6 +52,7 @@ interface StoredRows {
   versions: VersionRecord[];
   nodes: { level: number; index: number; hash: Buffer }[];
   checkpoints: CheckpointRecord[];
+  approvals: ApprovalRecord[];
 }
 
 /**
@@ -66,6 +70,7 @@ export async function runFsck(store: Store, logVerifier?: string): Promise<FsckR
   const versions = await checkVersions(rows, blobs.digests, report);
   const tree = checkTree(rows, report);
   const checkpoints = checkCheckpoints(rows.checkpoints, tree.memory, rows.entries.length, logVerifier, report);
+  const approvals = checkApprovals(rows, report);
   return {
     ok: problems.length === 0,
     checked: {
@@ -75,6 +80,7 @@ export async function runFsck(store: Store, logVerifier?: string): Promise<FsckR
       logNodes: tree.nodes,
       checkpoints: checkpoints.count,
       checkpointSignatures: checkpoints.signatures,
+      approvals,
     },
     problems,
   };
@@ -84,7 +90,15 @@ type Report = (code: FsckProblem['code'], where: string, message: string) => voi
 
 /** The storage's own check, then every row in one snapshot; a damaged database is reported, with no rows. */
 function readCheckedRows(store: Store, report: Report): StoredRows {
-  const empty: StoredRows = { blobs: [], entries: [], keys: [], versions: [], nodes: [], checkpoints: [] };
+  const empty: StoredRows = {
+    blobs: [],
+    entries: [],
+    keys: [],
+    versions: [],
+    nodes: [],
+    checkpoints: [],
+    approvals: [],
+  };
   const damage = store.checkStructure().map((line) => `the database is corrupt: ${line}`);
   for (const message of damage) report('INTEGRITY_ERROR', 'database', message);
   try {
@@ -95,6 +109,7 @@ function readCheckedRows(store: Store, report: Report): StoredRows {
       versions: store.listAllVersions(),
       nodes: store.listAllLogNodes(),
       checkpoints: store.listCheckpoints(),
+      approvals: store.listAllApprovals(),
     }));
   } catch (error) {
     if (!isToolsealError(error) || error.code !== 'INTEGRITY_ERROR') throw error;

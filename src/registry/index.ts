@@ -1,4 +1,5 @@
-// Public face of the registry use cases: publish, fetch, yank, publishers, auditor queries, keys, log, fsck.
+// Public face of the registry use cases: publish, fetch, yank, publishers, operators and hosts, approvals, auditor
+// queries, keys, log, fsck.
 // No HTTP, no SQL, no threads here: the store is a port (src/store), and where the pipeline runs and where
 // publishes are committed are ports too (PipelineRunner, PublishCommitter), implemented inline or in src/runtime.
 
@@ -14,6 +15,19 @@ export {
   type PublisherSummary,
 } from './publishers.ts';
 export { checkYankReason, yankVersion, type YankOutcome } from './yank.ts';
+export {
+  authenticateAnyPrincipal,
+  authenticatePrincipal,
+  createPrincipal,
+  identifyToken,
+  listPrincipals,
+  PRINCIPAL_NAME_PATTERN,
+  revokePrincipal,
+  type PrincipalKind,
+  type PrincipalRecord,
+  type PrincipalSummary,
+} from './principals.ts';
+export { computeApprovalStatus, MAX_APPROVAL_LIST_LIMIT, type ApprovalRequestOutcome } from './approvals.ts';
 export type { RegistryOptions, PublishOutcome, StoredManifest, ManifestListing, DigestBinding } from './registry.ts';
 export { TransparencyLog, bodyOf } from './transparency-log.ts';
 export type { InclusionProof } from './transparency-log.ts';

@@ -13,6 +13,31 @@ import { pickLatestVersion, compareVersions } from './semver.ts';
 import { TransparencyLog, type InclusionProof } from './transparency-log.ts';
 import { generateSigningKey, signingKeyFile, loadOrCreateLogKey, loadSigningKey } from '../keys/key-files.ts';
 import type { ManifestListResponse } from '../protocol/wire.ts';
+import {
+  type ApprovalListResponse,
+  type ApprovalResponse,
+  type ApprovalStatus,
+  type ApprovalTransitionResponse,
+  DEFAULT_APPROVAL_TTL_SECONDS,
+  type WhoamiResponse,
+} from '../protocol/wire.ts';
+import {
+  type ApprovalDeps,
+  type ApprovalRequestOutcome,
+  consumeApproval,
+  decideApproval,
+  listApprovals,
+  readApproval,
+  requestApproval,
+} from './approvals.ts';
+import {
+  authenticateAnyPrincipal,
+  authenticatePrincipal,
+  createPrincipal,
+  identifyToken,
+  type PrincipalKind,
+  type PrincipalRecord,
+} from './principals.ts';
 import { type YankOutcome, yankVersion } from './yank.ts';
 
 export interface RegistryOptions {
@@ -32,6 +57,8 @@ export interface RegistryOptions {
    * (startPublishWriter over the same data folder and keys); the caller closes it.
    */
   committer?: PublishCommitter;
+  /** How long an approval request stays open (default DEFAULT_APPROVAL_TTL_SECONDS). */
+  approvalTtlSeconds?: number;
 }
 
 export interface PublishOutcome {
@@ -77,6 +104,7 @@ export class Registry {
   private readonly limits: Partial<PipelineLimits>;
   private readonly pipeline: PipelineRunner;
   private readonly committer: PublishCommitter;
+  private readonly approvalDeps: ApprovalDeps;
 
   constructor(options: RegistryOptions) {
     this.store = options.store;
@@ -92,6 +120,14 @@ export class Registry {
       options.logOrigin,
       this.clock,
     );
+    this.approvalDeps = {
+      store: this.store,
+      log: this.log,
+      clock: this.clock,
+      origin: this.origin,
+      ttlSeconds: options.approvalTtlSeconds ?? DEFAULT_APPROVAL_TTL_SECONDS,
+      readManifest: (name, version) => this.getManifest(name, version),
+    };
     // The active key must load (a missing private file is an error here, not at the first publish).
     if (!this.loadActiveSigningKey()) this.generateFirstSigningKey();
     this.committer =
@@ -129,6 +165,45 @@ export class Registry {
    */
   authenticate(token: string | undefined): PublisherRecord {
     return authenticatePublisher(this.store, token);
+  }
+
+  // ── operators, hosts and approvals (approvals.ts) ───────────────────────
+
+  /** Create an operator or a host; returns its bearer token, which is never stored (only its hash). */
+  createPrincipal(kind: PrincipalKind, name: string): { principal: PrincipalRecord; token: string } {
+    return createPrincipal(this.store, kind, name, this.clock);
+  }
+
+  /** The operator or host a token belongs to (FORBIDDEN for a valid token of another kind), per request. */
+  authenticatePrincipal(token: string | undefined, kind: PrincipalKind | 'any'): PrincipalRecord {
+    return kind === 'any'
+      ? authenticateAnyPrincipal(this.store, token)
+      : authenticatePrincipal(this.store, token, kind);
+  }
+
+  /** Who a publisher's, operator's or host's token belongs to. */
+  whoami(token: string | undefined): WhoamiResponse {
+    return identifyToken(this.store, token);
+  }
+
+  requestApproval(host: PrincipalRecord, envelopeBytes: Uint8Array): ApprovalRequestOutcome {
+    return requestApproval(this.approvalDeps, host, envelopeBytes);
+  }
+
+  getApproval(principal: PrincipalRecord, id: string): ApprovalResponse {
+    return readApproval(this.approvalDeps, principal, id);
+  }
+
+  listApprovals(status: ApprovalStatus | undefined, limit: number): ApprovalListResponse {
+    return listApprovals(this.approvalDeps, status, limit);
+  }
+
+  decideApproval(operator: PrincipalRecord, id: string, bodyBytes: Uint8Array): ApprovalTransitionResponse {
+    return decideApproval(this.approvalDeps, operator, id, bodyBytes);
+  }
+
+  consumeApproval(host: PrincipalRecord, id: string, envelopeBytes: Uint8Array): ApprovalTransitionResponse {
+    return consumeApproval(this.approvalDeps, host, id, envelopeBytes);
   }
 
   // ── publish ─────────────────────────────────────────────────────────────

@@ -3,7 +3,8 @@
 // Leaf data (what is hashed with RFC 6962's 0x00 prefix), by kind:
 //   attestation — the exact attestation bytes, as stored and served (a JCS flattened JWS);
 //   yank        — JCS of {"type":"toolseal.yank/v1","subject":"<name>@<version>","digest":"sha256:…","reason":…,"yankedAt":…};
-//   key         — JCS of {"type":"toolseal.key/v1","kid":…,"publicJwk":{…},"notBefore":…,"retires":{"kid":…,"notAfter":…}|null}.
+//   key         — JCS of {"type":"toolseal.key/v1","kid":…,"publicJwk":{…},"notBefore":…,"retires":{"kid":…,"notAfter":…}|null};
+//   approval-decision, approval-consumption — JCS of the approval leaves (log/entries.ts, docs/approvals.md).
 // Checkpoints are batched: every append schedules one signed checkpoint for the next turn of the event
 // loop; a publish answers once the checkpoint that includes its leaf exists, with an inclusion proof to it.
 

@@ -64,10 +64,10 @@ export function yankVersion(
   });
 }
 
-/** BAD_REQUEST (at /reason) unless `reason` is 1 to 1000 characters of plain text. */
-export function checkYankReason(reason: string): void {
+/** BAD_REQUEST (at /reason) unless `reason` is 1 to 1000 characters of plain text (`what` names its owner). */
+export function checkYankReason(reason: string, what = 'a yank'): void {
   if (reason.trim().length === 0 || reason.length > MAX_YANK_REASON_LENGTH) {
-    throw new ToolsealError('BAD_REQUEST', `a yank needs a reason (1 to ${MAX_YANK_REASON_LENGTH} characters)`, {
+    throw new ToolsealError('BAD_REQUEST', `${what} needs a reason (1 to ${MAX_YANK_REASON_LENGTH} characters)`, {
       pointer: '/reason',
     });
   }

@@ -65,6 +65,76 @@ export interface CheckpointRecord {
   createdAt: string;
 }
 
+/** An operator decides approvals; a host's guard asks for and consumes them (issue 13 §3). */
+export type PrincipalKind = 'operator' | 'host';
+
+export interface PrincipalRecord {
+  id: number;
+  kind: PrincipalKind;
+  /** Unique per kind (`^[a-z0-9][a-z0-9._-]{0,63}$`); a host's name is the audience of its approvals. */
+  name: string;
+  tokenHash: string;
+  createdAt: string;
+  /** When the principal was revoked (its token refused from then on); null while it is active. */
+  revokedAt: string | null;
+}
+
+/** The states an approval is stored in (`expired` is computed at read time, never stored). */
+export type StoredApprovalStatus = 'pending' | 'approved' | 'denied' | 'consumed';
+
+export interface ApprovalRecord {
+  /** `apr_` + 22 base64url characters. */
+  id: string;
+  /** The host principal that asked. */
+  hostId: number;
+  /** The host's name, as the envelope's `audience`. */
+  audience: string;
+  manifestName: string;
+  manifestVersion: string;
+  tool: string;
+  /** The action digest the registry recomputed. */
+  digest: string;
+  /** The request bytes exactly as the host sent them. */
+  envelope: Buffer;
+  /** The commitment salt (32 secret bytes). */
+  salt: Buffer;
+  status: StoredApprovalStatus;
+  createdAt: string;
+  expiresAt: string;
+  /** The deciding operator's id and name, once decided. */
+  decidedById: number | null;
+  decidedBy: string | null;
+  decidedAt: string | null;
+  reason: string | null;
+  decisionLogIndex: number | null;
+  consumedAt: string | null;
+  consumptionLogIndex: number | null;
+}
+
+/** A new request: what it asks for (the transition fields start empty, the status pending). */
+export type NewApprovalRecord = Pick<
+  ApprovalRecord,
+  | 'id'
+  | 'hostId'
+  | 'audience'
+  | 'manifestName'
+  | 'manifestVersion'
+  | 'tool'
+  | 'digest'
+  | 'envelope'
+  | 'salt'
+  | 'createdAt'
+  | 'expiresAt'
+>;
+
+/** Which approvals a listing wants; `expired` means pending or approved with `expiresAt` not after `now`. */
+export interface ApprovalFilter {
+  status?: StoredApprovalStatus | 'expired';
+  /** RFC 3339 UTC with milliseconds (Date.toISOString), compared as text. */
+  now: string;
+  limit: number;
+}
+
 export interface Store {
   /**
    * Run `work` atomically (synchronous; one writer at a time). A throw rolls all of it back. A store out of room
@@ -87,6 +157,37 @@ export interface Store {
   revokePublisher(id: number, revokedAt: string): void;
   /** Replace the token hash (the old token is refused from then on); never for a revoked publisher. */
   replacePublisherTokenHash(id: number, tokenHash: string): void;
+  /** NAMESPACE_TAKEN when `kind` already has a principal called `name`. */
+  insertPrincipal(kind: PrincipalKind, name: string, tokenHash: string, createdAt: string): PrincipalRecord;
+  /** The operator or host a token hash belongs to (token hashes are unique across kinds). */
+  findPrincipalByTokenHash(tokenHash: string): PrincipalRecord | undefined;
+  findPrincipalById(id: number): PrincipalRecord | undefined;
+  findPrincipal(kind: PrincipalKind, name: string): PrincipalRecord | undefined;
+  /** Every principal of `kind`, oldest first. */
+  listPrincipals(kind: PrincipalKind): PrincipalRecord[];
+  /** Set `revokedAt` once (a revoked principal stays revoked). */
+  revokePrincipal(id: number, revokedAt: string): void;
+  insertApproval(row: NewApprovalRecord): void;
+  getApproval(id: string): ApprovalRecord | undefined;
+  /** The newest request of `hostId` for `digest` still open at `now` (pending or approved, not expired), if any. */
+  findOpenApproval(hostId: number, digest: string, now: string): ApprovalRecord | undefined;
+  /** Approvals matching `filter`, newest first. */
+  listApprovals(filter: ApprovalFilter): ApprovalRecord[];
+  /** Every approval, oldest first (for fsck). */
+  listAllApprovals(): ApprovalRecord[];
+  /** pending → approved | denied; false (nothing written) when it is no longer pending. */
+  decideApproval(
+    id: string,
+    decision: {
+      status: 'approved' | 'denied';
+      decidedById: number;
+      decidedAt: string;
+      reason: string | null;
+      logIndex: number;
+    },
+  ): boolean;
+  /** approved → consumed; false (nothing written) when it is not approved. */
+  consumeApproval(id: string, consumedAt: string, logIndex: number): boolean;
   insertBlobIfAbsent(digest: string, bytes: Uint8Array): void;
   getBlob(digest: string): BlobRecord | undefined;
   getVersion(name: string, version: string): VersionRecord | undefined;

@@ -1,5 +1,6 @@
 // The pages' static assets, served from the package itself (no CDN): the browser verification script
-// (assets/verify.js, an ES module) and the stylesheet, each with a strong ETag (RFC 9110 §8.8.3) and revalidation.
+// (assets/verify.js, an ES module), the approvals pages' script and its words (assets/approvals.js,
+// assets/approval-words.js) and the stylesheet, each with a strong ETag (RFC 9110 §8.8.3) and revalidation.
 
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -18,6 +19,14 @@ const SOURCES: Readonly<Record<string, { contentType: string; read: () => Uint8A
     contentType: 'text/javascript; charset=utf-8',
     // Beside this module in src/web/ and in the built dist/web/ alike.
     read: () => new Uint8Array(readFileSync(new URL('./assets/verify.js', import.meta.url))),
+  },
+  'approvals.js': {
+    contentType: 'text/javascript; charset=utf-8',
+    read: () => new Uint8Array(readFileSync(new URL('./assets/approvals.js', import.meta.url))),
+  },
+  'approval-words.js': {
+    contentType: 'text/javascript; charset=utf-8',
+    read: () => new Uint8Array(readFileSync(new URL('./assets/approval-words.js', import.meta.url))),
   },
   'style.css': { contentType: 'text/css; charset=utf-8', read: () => new TextEncoder().encode(PAGE_STYLESHEET) },
 };

@@ -2,6 +2,10 @@
 // member makes no claim, an empty list declares none), and amounts in minor units as ISO 4217 major units.
 
 import type { Manifest } from '../pipeline/index.ts';
+import { formatMinorAmount } from './assets/approval-words.js';
+
+// Amounts in minor units as major units: defined in the module the approvals page also runs in the browser.
+export { formatMinorAmount };
 
 type ManifestTool = Manifest['tools'][number];
 export type ToolCapabilities = NonNullable<ManifestTool['capabilities']>;
@@ -14,45 +18,6 @@ export interface CapabilityArea {
   /** `declared` lists what the tool touches (possibly nothing); `no-claim` means unknown, not none. */
   claim: 'declared' | 'no-claim';
   phrases: string[];
-}
-
-/** ISO 4217 currencies whose minor unit is not a hundredth (the list-one amendments as of 2025). */
-const MINOR_UNIT_DIGITS: Readonly<Record<string, number>> = {
-  BIF: 0,
-  CLP: 0,
-  DJF: 0,
-  GNF: 0,
-  ISK: 0,
-  JPY: 0,
-  KMF: 0,
-  KRW: 0,
-  PYG: 0,
-  RWF: 0,
-  UGX: 0,
-  UYI: 0,
-  VND: 0,
-  VUV: 0,
-  XAF: 0,
-  XOF: 0,
-  XPF: 0,
-  BHD: 3,
-  IQD: 3,
-  JOD: 3,
-  KWD: 3,
-  LYD: 3,
-  OMR: 3,
-  TND: 3,
-  CLF: 4,
-  UYW: 4,
-};
-
-/** `50000` minor units of USD as `500.00 USD` (exact: integer digits only, no floating point). */
-export function formatMinorAmount(amountMinor: number, currency: string): string {
-  const digits = MINOR_UNIT_DIGITS[currency] ?? 2;
-  const text = String(amountMinor);
-  if (digits === 0) return `${text} ${currency}`;
-  const padded = text.padStart(digits + 1, '0');
-  return `${padded.slice(0, -digits)}.${padded.slice(-digits)} ${currency}`;
 }
 
 /** A host pattern as the place a tool connects to. */

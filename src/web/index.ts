@@ -4,6 +4,7 @@
 
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { APPROVAL_ID_PATTERN } from '../log/entries.ts';
 import { ToolsealError } from '../core/errors.ts';
 import { type App, readQuery } from '../http/app-env.ts';
 import { httpStatusByCode } from '../http/problem.ts';
@@ -11,6 +12,7 @@ import type { Registry } from '../registry/index.ts';
 import { sendAsset } from './assets.ts';
 import { renderDiffPage } from './diff-page.tsx';
 import { readHomeQuery, renderHomePage } from './home-page.tsx';
+import { renderApprovalShell, renderApprovalsShell, sendApprovalShell } from './approval-page.tsx';
 import { renderErrorPage, sendPage } from './layout.tsx';
 import { readLogCursor, renderLogPage } from './log-page.tsx';
 import { renderManifestPage } from './manifest-page.tsx';
@@ -58,6 +60,18 @@ export function mountWebRoutes(app: App, registry: Registry): void {
   app.get(
     PAGE_ROUTES.log,
     page((c) => renderLogPage(registry, readLogCursor(readQuery(c, 'before')))),
+  );
+  app.get(
+    PAGE_ROUTES.approvals,
+    page((c) => sendApprovalShell(c, renderApprovalsShell())),
+  );
+  app.get(
+    PAGE_ROUTES.approval,
+    page((c) => {
+      const id = c.req.param('id') ?? '';
+      if (!APPROVAL_ID_PATTERN.test(id)) throw new ToolsealError('NOT_FOUND', 'not an approval request id (apr_…)');
+      return sendApprovalShell(c, renderApprovalShell(id));
+    }),
   );
   app.get(PAGE_ROUTES.asset, (c) => respondWithPage(c, () => sendAsset(c, c.req.param('file') ?? '')));
 }

@@ -51,6 +51,7 @@ export const Layout: FC<PropsWithChildren<LayoutProps>> = ({ title, scripts = []
           </a>
           <a href="/">Manifests</a>
           <a href="/ui/log">Transparency log</a>
+          <a href="/ui/approvals">Approvals</a>
         </nav>
       </header>
       <main id="main">{children}</main>

@@ -21,7 +21,7 @@ export interface AttestationClaims {
 
 export interface LogRow {
   index: number;
-  kind: 'attestation' | 'yank' | 'key' | 'unreadable';
+  kind: 'attestation' | 'yank' | 'key' | 'approval-decision' | 'approval-consumption' | 'unreadable';
   subject: string;
   time: string | undefined;
   link: { href: string; label: string } | undefined;
@@ -97,6 +97,15 @@ export function describeLogEntry(index: number, data: Uint8Array): LogRow {
     const subject = retires === null ? `key ${kid}` : `key ${kid} (retires ${retires.kid})`;
     const time = new Date(notBefore * 1000).toISOString();
     return { index, kind: 'key', subject, time, link: { href: '/.well-known/jwks.json', label: 'JWKS' } };
+  }
+  if (parsed.kind === 'approval-decision') {
+    const { approval, decision, operator, audience, manifest, tool, decidedAt } = parsed.entry;
+    const subject = `${approval}: ${decision} by ${operator} for ${audience} (${manifest} ${tool})`;
+    return { index, kind: parsed.kind, subject, time: decidedAt, link: linkToVersion(manifest) };
+  }
+  if (parsed.kind === 'approval-consumption') {
+    const { approval, consumedAt } = parsed.entry;
+    return { index, kind: parsed.kind, subject: `${approval}: consumed`, time: consumedAt, link: undefined };
   }
   const claims = readAttestationClaims(data);
   const subject = claims.subject ?? '(no subject)';

@@ -1,4 +1,5 @@
-// The web pages' paths (issue "A web page for the registry": `/`, `/ui/manifests/…`, `/ui/diff/…`, `/ui/log`), built
+// The web pages' paths (issue "A web page for the registry": `/`, `/ui/manifests/…`, `/ui/diff/…`, `/ui/log`;
+// issue 13: `/ui/approvals/…`), built
 // once so links and routes cannot drift. Each segment is percent-encoded (RFC 3986 §2.1); the router decodes it.
 
 export const PAGE_ROUTES = {
@@ -8,6 +9,8 @@ export const PAGE_ROUTES = {
   compare: '/ui/diff/:namespace/:name',
   diff: '/ui/diff/:namespace/:name/:from/:to',
   log: '/ui/log',
+  approvals: '/ui/approvals',
+  approval: '/ui/approvals/:id',
   asset: '/ui/assets/:file',
 } as const;
 

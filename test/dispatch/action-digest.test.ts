@@ -3,6 +3,7 @@
 
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { bindCheckedAction, checkCallArguments } from '../../src/dispatch/action-digest.ts';
 import {
   ACTION_DIGEST_DOMAIN,
   computeAction,
@@ -86,6 +87,50 @@ describe('computeAction: the envelope and the digest', () => {
     const call = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"other","arguments":{}}}';
     const error = throwsWithCode(() => computeActionForCall(refund.signed, utf8.encode(call), 'h'), 'NOT_FOUND');
     expect(error.pointer).toBe('/params/name');
+  });
+});
+
+describe('selectSignedTool: parsed once per digest of the bytes', () => {
+  it('the same bytes give the same frozen selection; other bytes, even of the same name@version, their own', () => {
+    const again = selectSignedTool(new Uint8Array(refund.bytes), 'refund', REGISTRY);
+    expect(again).toBe(refund.signed);
+    expect(Object.isFrozen(again.tool) && Object.isFrozen(again.tool.inputSchema)).toBe(true);
+    expect(() => {
+      (again.tool as { description?: string }).description = 'rewritten';
+    }).toThrow(TypeError);
+    const edited = signedOf({ ...(refund.signed.tool as unknown as JsonObject), description: 'Refund a charge.' });
+    expect(edited.signed.manifest).toBe(refund.signed.manifest);
+    expect(edited.signed.manifestDigest).not.toBe(refund.signed.manifestDigest);
+    expect(edited.signed.toolDigest).not.toBe(refund.signed.toolDigest);
+    expect(edited.signed.tool.description).toBe('Refund a charge.');
+    expect(selectSignedTool(refund.bytes, 'refund', 'https://other.test').registry).toBe('https://other.test');
+  });
+
+  it('the digest is recomputed from the bytes on every call: bytes changed in place are not the cached tool', () => {
+    const bytes = new Uint8Array(refund.bytes);
+    expect(selectSignedTool(bytes, 'refund', REGISTRY).manifestDigest).toBe(refund.signed.manifestDigest);
+    const at = Buffer.from(bytes).indexOf('"refund"');
+    bytes.set(utf8.encode('"refunc"'), at); // same length, another tool name
+    throwsWithCode(() => selectSignedTool(bytes, 'refund', REGISTRY), 'NOT_FOUND');
+    const renamed = selectSignedTool(bytes, 'refunc', REGISTRY);
+    expect(renamed.manifestDigest).toBe(`sha256:${createHash('sha256').update(bytes).digest('hex')}`);
+  });
+});
+
+describe('checkCallArguments and bindCheckedAction: computeAction in two steps', () => {
+  it('bind after check is computeAction; check refuses what computeAction refuses', () => {
+    const args = argsOf('{"amount":4200,"currency":"USD","to":"A","note":"n"}');
+    checkCallArguments(refund.signed, args);
+    expect(bindCheckedAction(refund.signed, args, 'host-a')).toEqual(computeAction(refund.signed, args, 'host-a'));
+    for (const [text, code] of [
+      ['{"amount":4200.0,"currency":"USD","to":"A"}', 'MONEY_INVALID'],
+      ['{"amount":5001,"currency":"USD","to":"A"}', 'MONEY_CEILING_EXCEEDED'],
+      ['{"amount":1,"currency":"USD"}', 'ARGUMENTS_INVALID'],
+    ] as const) {
+      throwsWithCode(() => checkCallArguments(refund.signed, argsOf(text)), code);
+      throwsWithCode(() => computeAction(refund.signed, argsOf(text), 'host-a'), code);
+    }
+    throwsWithCode(() => bindCheckedAction(refund.signed, args, ''), 'BAD_REQUEST');
   });
 });
 
@@ -180,14 +225,16 @@ describe('arguments against the signed inputSchema', () => {
 describe('readToolCall', () => {
   const call = (params: string) => utf8.encode(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":${params}}`);
 
-  it('reads the name, the id and the arguments with their text as sent', () => {
-    const read = readToolCall(call('{"name":"t","arguments":{"a": 1e2 ,"b":"\\u00e9"}}'));
+  it('reads the name, the id, the params and the arguments with their text as sent', () => {
+    const read = readToolCall(call('{"name":"t","arguments":{"a": 1e2 ,"b":"\\u00e9"},"_meta":{"k":1}}'));
     expect(read).toEqual({
       id: 3,
       name: 't',
       arguments: { value: { a: 100, b: 'é' }, text: '{"a": 1e2 ,"b":"\\u00e9"}' },
+      params: { name: 't', arguments: { a: 100, b: 'é' }, _meta: { k: 1 } },
     });
     expect(readToolCall(call('{"name":"t"}')).arguments.value).toEqual({});
+    expect(readToolCall(call('{"name":"t"}')).params).toEqual({ name: 't' });
   });
 
   it('refuses what is not a tools/call with object arguments', () => {

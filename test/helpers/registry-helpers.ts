@@ -114,6 +114,8 @@ export interface TestEnvOptions {
   pipeline?: PipelineRunner;
   /** Where the registry commits publishes (default on this thread), built from the env's folders. */
   committer?: (where: { dataDir: string; keysDir: string; origin: string }) => PublishCommitter;
+  /** How long approval requests stay open (the registry's default otherwise). */
+  approvalTtlSeconds?: number;
 }
 
 export interface TestEnv {
@@ -148,6 +150,7 @@ export function createTestEnv(options: TestEnvOptions = {}): TestEnv {
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.limits ? { limits: options.limits } : {}),
     ...(options.pipeline ? { pipeline: options.pipeline } : {}),
+    ...(options.approvalTtlSeconds ? { approvalTtlSeconds: options.approvalTtlSeconds } : {}),
   });
   const unexpectedErrors: unknown[] = [];
   const newApp = (deps: Omit<AppDeps, 'registry'> = {}): ReturnType<typeof createApp> =>
@@ -238,6 +241,8 @@ const TABLES = [
   'log_entries',
   'log_nodes',
   'log_checkpoints',
+  'principals',
+  'approvals',
 ] as const;
 
 export interface DbSnapshot {

@@ -42,6 +42,7 @@ describe('runFsck', () => {
       logNodes: env.store.listAllLogNodes().length,
       checkpoints: env.store.listCheckpoints().length,
       checkpointSignatures: env.store.listCheckpoints().length,
+      approvals: 0,
     });
     // 2 keys + 5 attestations + 1 yank
     expect(report.checked.logEntries).toBe(8);

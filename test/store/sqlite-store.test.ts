@@ -155,6 +155,9 @@ describe('immutability triggers (raw SQL through sqliteDatabaseOf(store))', () =
       }[]
     ).map((t) => t.name);
     expect(triggers).toEqual([
+      'approvals_immutable_columns',
+      'approvals_no_delete',
+      'approvals_transitions',
       'blobs_no_delete',
       'blobs_no_update',
       'log_checkpoints_no_delete',
@@ -166,6 +169,9 @@ describe('immutability triggers (raw SQL through sqliteDatabaseOf(store))', () =
       'manifest_versions_immutable_columns',
       'manifest_versions_no_delete',
       'manifest_versions_yank_once',
+      'principals_immutable_columns',
+      'principals_no_delete',
+      'principals_revoke_once',
       'publishers_immutable_columns',
       'publishers_no_delete',
       'publishers_revoke_once',

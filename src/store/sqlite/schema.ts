@@ -1,4 +1,5 @@
-// The drizzle schema: publishers (revocable, tokens rotatable), content-addressed blobs, manifest versions, signing keys and the transparency log.
+// The drizzle schema: publishers (revocable, tokens rotatable), content-addressed blobs, manifest versions, signing keys,
+// the transparency log, and the approval service's principals and requests (issue 13 §3).
 
 import { sql } from 'drizzle-orm';
 import { blob, check, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
@@ -71,7 +72,9 @@ export const signingKeys = sqliteTable('signing_keys', {
 /** Transparency log leaves (RFC 6962 §2.1): the leaf data as hashed, and what event it records. */
 export const logEntries = sqliteTable('log_entries', {
   index: integer('idx').primaryKey(),
-  kind: text('kind', { enum: ['attestation', 'yank', 'key'] }).notNull(),
+  kind: text('kind', {
+    enum: ['attestation', 'yank', 'key', 'approval-decision', 'approval-consumption'],
+  }).notNull(),
   data: blob('data', { mode: 'buffer' }).notNull(),
   leafHash: blob('leaf_hash', { mode: 'buffer' }).notNull(),
 });
@@ -94,3 +97,62 @@ export const logCheckpoints = sqliteTable('log_checkpoints', {
   note: text('note').notNull(),
   createdAt: text('created_at').notNull(),
 });
+
+/** Operators (who decide approvals) and hosts (whose guard asks and consumes): kept forever, revocable once. */
+export const principals = sqliteTable(
+  'principals',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    kind: text('kind', { enum: ['operator', 'host'] }).notNull(),
+    /** Unique per kind; a host's name is the audience of its approvals. Immutable. */
+    name: text('name').notNull(),
+    /** SHA-256 hex of the bearer token; the token itself is never stored. */
+    tokenHash: text('token_hash').notNull().unique(),
+    createdAt: text('created_at').notNull(),
+    /** When the principal was revoked (its token refused from then on); null while active. Set once. */
+    revokedAt: text('revoked_at'),
+  },
+  (table) => [
+    uniqueIndex('principals_kind_name').on(table.kind, table.name),
+    check('principals_kind', sql`${table.kind} IN ('operator', 'host')`),
+  ],
+);
+
+/**
+ * Approval requests (docs/approvals.md): the envelope exactly as the host sent it, the digest the registry recomputed,
+ * the secret salt of the log leaves' commitment, and the one-way state pending → approved | denied, approved → consumed.
+ */
+export const approvals = sqliteTable(
+  'approvals',
+  {
+    /** `apr_` + 22 base64url characters. */
+    id: text('id').primaryKey(),
+    hostId: integer('host_id')
+      .notNull()
+      .references(() => principals.id),
+    audience: text('audience').notNull(),
+    manifestName: text('manifest_name').notNull(),
+    manifestVersion: text('manifest_version').notNull(),
+    tool: text('tool').notNull(),
+    digest: text('digest').notNull(),
+    envelope: blob('envelope', { mode: 'buffer' }).notNull(),
+    salt: blob('salt', { mode: 'buffer' }).notNull(),
+    status: text('status', { enum: ['pending', 'approved', 'denied', 'consumed'] })
+      .notNull()
+      .default('pending'),
+    createdAt: text('created_at').notNull(),
+    expiresAt: text('expires_at').notNull(),
+    decidedBy: integer('decided_by').references(() => principals.id),
+    decidedAt: text('decided_at'),
+    reason: text('reason'),
+    decisionLogIndex: integer('decision_log_index'),
+    consumedAt: text('consumed_at'),
+    consumptionLogIndex: integer('consumption_log_index'),
+  },
+  (table) => [
+    index('approvals_host_digest').on(table.hostId, table.digest),
+    index('approvals_created_at').on(table.createdAt),
+    check('approvals_status', sql`${table.status} IN ('pending', 'approved', 'denied', 'consumed')`),
+    check('approvals_salt', sql`length(${table.salt}) = 32`),
+  ],
+);

@@ -11,12 +11,26 @@ import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { ToolsealError } from '../../core/errors.ts';
 import { runIntegrityCheck } from './integrity-check.ts';
 import { measureFreeBytes, translateStorageError } from './storage-errors.ts';
-import { blobs, logCheckpoints, logEntries, logNodes, manifestVersions, publishers, signingKeys } from './schema.ts';
+import {
+  blobs,
+  logCheckpoints,
+  logEntries,
+  logNodes,
+  manifestVersions,
+  principals,
+  publishers,
+  signingKeys,
+} from './schema.ts';
 import * as schema from './schema.ts';
 import type {
+  ApprovalFilter,
+  ApprovalRecord,
   BlobRecord,
   CheckpointRecord,
   LogEntryRecord,
+  NewApprovalRecord,
+  PrincipalKind,
+  PrincipalRecord,
   PublisherRecord,
   SigningKeyRecord,
   Store,
@@ -78,6 +92,15 @@ export class SqliteStore implements Store {
    */
   private readonly raw;
 
+  /** The approval service's statements (src/registry/approvals.ts). */
+  private readonly approvalStatements;
+
+  /**
+   * The transaction wrappers, built once: better-sqlite3 builds four new ones per `transaction(fn)`, and a consumed
+   * approval runs two (the checkpoint's nests in it as a savepoint, as before).
+   */
+  private readonly runInTransaction;
+
   constructor(
     private readonly db: BetterSQLite3Database<typeof schema>,
     private readonly client: Database.Database,
@@ -117,6 +140,9 @@ export class SqliteStore implements Store {
       insertNode: client.prepare('INSERT INTO log_nodes (level, idx, hash) VALUES (?, ?, ?)'),
       insertEntry: client.prepare('INSERT INTO log_entries (idx, kind, data, leaf_hash) VALUES (?, ?, ?, ?)'),
     };
+    this.approvalStatements = prepareApprovalStatements(client);
+    const run = client.transaction((work: () => unknown) => work());
+    this.runInTransaction = { immediate: run.immediate, deferred: run.deferred };
     const p = sql.placeholder;
     this.statements = {
       blobByDigest: db
@@ -143,7 +169,7 @@ export class SqliteStore implements Store {
    */
   transaction<T>(work: () => T): T {
     try {
-      return this.client.transaction(work).immediate();
+      return this.runInTransaction.immediate(work) as T;
     } catch (error) {
       throw translateStorageError(error, this.freeBytes);
     }
@@ -152,7 +178,7 @@ export class SqliteStore implements Store {
   /** Run the reads in `work` in one deferred transaction: one WAL snapshot, never blocking the writer. */
   read<T>(work: () => T): T {
     try {
-      return this.client.transaction(work).deferred();
+      return this.runInTransaction.deferred(work) as T;
     } catch (error) {
       throw translateStorageError(error, this.freeBytes);
     }
@@ -205,6 +231,92 @@ export class SqliteStore implements Store {
 
   countPublishers(): number {
     return this.db.select({ n: sql<number>`count(*)` }).from(publishers).get()?.n ?? 0;
+  }
+
+  // ── principals and approvals ────────────────────────────────────────────
+
+  insertPrincipal(kind: PrincipalKind, name: string, tokenHash: string, createdAt: string): PrincipalRecord {
+    try {
+      return this.db.insert(principals).values({ kind, name, tokenHash, createdAt }).returning().get();
+    } catch (cause) {
+      if (isUniqueViolation(cause))
+        throw new ToolsealError(
+          'NAMESPACE_TAKEN',
+          `there already is a${kind === 'operator' ? 'n' : ''} ${kind} ${name}`,
+          {
+            cause,
+          },
+        );
+      throw translateStorageError(cause, this.freeBytes);
+    }
+  }
+
+  findPrincipalByTokenHash(tokenHash: string): PrincipalRecord | undefined {
+    return this.approvalStatements.principalByTokenHash.get(tokenHash) as PrincipalRecord | undefined;
+  }
+
+  findPrincipalById(id: number): PrincipalRecord | undefined {
+    return this.approvalStatements.principalById.get(id) as PrincipalRecord | undefined;
+  }
+
+  findPrincipal(kind: PrincipalKind, name: string): PrincipalRecord | undefined {
+    return this.db
+      .select()
+      .from(principals)
+      .where(and(eq(principals.kind, kind), eq(principals.name, name)))
+      .get();
+  }
+
+  listPrincipals(kind: PrincipalKind): PrincipalRecord[] {
+    return this.db.select().from(principals).where(eq(principals.kind, kind)).orderBy(asc(principals.id)).all();
+  }
+
+  revokePrincipal(id: number, revokedAt: string): void {
+    this.db.update(principals).set({ revokedAt }).where(eq(principals.id, id)).run();
+  }
+
+  insertApproval(row: NewApprovalRecord): void {
+    this.approvalStatements.insert.run(row);
+  }
+
+  getApproval(id: string): ApprovalRecord | undefined {
+    return this.approvalStatements.byId.get(id) as ApprovalRecord | undefined;
+  }
+
+  findOpenApproval(hostId: number, digest: string, now: string): ApprovalRecord | undefined {
+    return this.approvalStatements.open.get(hostId, digest, now) as ApprovalRecord | undefined;
+  }
+
+  listApprovals(filter: ApprovalFilter): ApprovalRecord[] {
+    const { status, now, limit } = filter;
+    const statements = this.approvalStatements;
+    if (status === undefined) return statements.listAll.all(limit) as ApprovalRecord[];
+    if (status === 'expired') return statements.listExpired.all(now, limit) as ApprovalRecord[];
+    if (status === 'pending' || status === 'approved') {
+      return statements.listOpen.all(status, now, limit) as ApprovalRecord[];
+    }
+    return statements.listFinal.all(status, limit) as ApprovalRecord[];
+  }
+
+  listAllApprovals(): ApprovalRecord[] {
+    return this.approvalStatements.everyOne.all() as ApprovalRecord[];
+  }
+
+  decideApproval(
+    id: string,
+    decision: {
+      status: 'approved' | 'denied';
+      decidedById: number;
+      decidedAt: string;
+      reason: string | null;
+      logIndex: number;
+    },
+  ): boolean {
+    return this.approvalStatements.decide.run({ id, ...decision }).changes === 1;
+  }
+
+  consumeApproval(id: string, consumedAt: string, logIndex: number): boolean {
+    return this.approvalStatements.consume.run({ id, consumedAt, logIndex }).changes === 1;
   }
 
   // ── blobs and versions ──────────────────────────────────────────────────
@@ -387,6 +499,48 @@ export class SqliteStore implements Store {
   insertCheckpoint(row: CheckpointRecord): void {
     this.raw.insertCheckpoint.run(row.size, row.rootHash, row.note, row.createdAt);
   }
+}
+
+const PRINCIPAL_COLUMNS =
+  'id, kind, name, token_hash AS tokenHash, created_at AS createdAt, revoked_at AS revokedAt FROM principals';
+const APPROVAL_SELECT =
+  'SELECT a.id, a.host_id AS hostId, a.audience, a.manifest_name AS manifestName, a.manifest_version AS manifestVersion, ' +
+  'a.tool, a.digest, a.envelope, a.salt, a.status, a.created_at AS createdAt, a.expires_at AS expiresAt, ' +
+  'a.decided_by AS decidedById, o.name AS decidedBy, a.decided_at AS decidedAt, a.reason, ' +
+  'a.decision_log_index AS decisionLogIndex, a.consumed_at AS consumedAt, a.consumption_log_index AS consumptionLogIndex ' +
+  'FROM approvals a LEFT JOIN principals o ON o.id = a.decided_by';
+const NEWEST_FIRST = 'ORDER BY a.created_at DESC, a.rowid DESC LIMIT ?';
+
+/** The approval service's statements: point reads and the guarded transitions (WHERE the state allows them). */
+function prepareApprovalStatements(client: Database.Database) {
+  return {
+    principalByTokenHash: client.prepare(`SELECT ${PRINCIPAL_COLUMNS} WHERE token_hash = ?`),
+    principalById: client.prepare(`SELECT ${PRINCIPAL_COLUMNS} WHERE id = ?`),
+    insert: client.prepare(
+      'INSERT INTO approvals (id, host_id, audience, manifest_name, manifest_version, tool, digest, envelope, salt, created_at, expires_at) ' +
+        'VALUES (@id, @hostId, @audience, @manifestName, @manifestVersion, @tool, @digest, @envelope, @salt, @createdAt, @expiresAt)',
+    ),
+    byId: client.prepare(`${APPROVAL_SELECT} WHERE a.id = ?`),
+    open: client.prepare(
+      `${APPROVAL_SELECT} WHERE a.host_id = ? AND a.digest = ? AND a.status IN ('pending', 'approved') AND a.expires_at > ? ` +
+        'ORDER BY a.created_at DESC, a.rowid DESC LIMIT 1',
+    ),
+    listAll: client.prepare(`${APPROVAL_SELECT} ${NEWEST_FIRST}`),
+    listExpired: client.prepare(
+      `${APPROVAL_SELECT} WHERE a.status IN ('pending', 'approved') AND a.expires_at <= ? ${NEWEST_FIRST}`,
+    ),
+    listOpen: client.prepare(`${APPROVAL_SELECT} WHERE a.status = ? AND a.expires_at > ? ${NEWEST_FIRST}`),
+    listFinal: client.prepare(`${APPROVAL_SELECT} WHERE a.status = ? ${NEWEST_FIRST}`),
+    everyOne: client.prepare(`${APPROVAL_SELECT} ORDER BY a.rowid`),
+    decide: client.prepare(
+      'UPDATE approvals SET status = @status, decided_by = @decidedById, decided_at = @decidedAt, reason = @reason, ' +
+        "decision_log_index = @logIndex WHERE id = @id AND status = 'pending'",
+    ),
+    consume: client.prepare(
+      "UPDATE approvals SET status = 'consumed', consumed_at = @consumedAt, consumption_log_index = @logIndex " +
+        "WHERE id = @id AND status = 'approved'",
+    ),
+  };
 }
 
 function isUniqueViolation(error: unknown): boolean {
