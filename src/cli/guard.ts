@@ -1,14 +1,17 @@
 // `toolseal guard`: verify a signed manifest, then proxy an MCP server over stdio so the client only sees signed tools.
 
 import { parseArgs } from 'node:util';
-import { ToolGuard, startStdioGuard } from '../guard/index.ts';
+import { ApprovalsClient } from '../client/approvals.ts';
+import { CallGate, ToolGuard, readGuardPolicy, startStdioGuard, type GuardPolicy } from '../guard/index.ts';
 import { DEFAULT_LOCKFILE_NAME } from '../lock/lockfile.ts';
 import { fetchVerified, parseManifestRef, type FetchVerifiedOptions } from '../verify/index.ts';
 import { resolveRegistryUrl, userWorkingDirectory } from './config.ts';
 import { UsageError, type ExitCode } from './output.ts';
+import { readUserFile } from './user-files.ts';
+import { guardHttpUsage, runHttpGuard } from './guard-http.ts';
 import { hostCommandOptions, readJwksFile, resolveHostTarget, type HostCommandValues } from './verify.ts';
 
-export const guardUsage = `toolseal guard --manifest NAME@VERSION --registry URL [--locked] [--lock FILE] [--log-key KEY] [--jwks FILE] [--strict] -- COMMAND [ARGS...]
+export const guardUsage = `toolseal guard --manifest NAME@VERSION --registry URL [--locked] [--lock FILE] [--log-key KEY] [--jwks FILE] [--strict] [--policy FILE --host-token T] -- COMMAND [ARGS...]
   A verifying MCP proxy. Fetches NAME@VERSION and verifies it (attestation, key, digest, log inclusion) BEFORE
   starting the MCP server COMMAND over stdio (in the folder toolseal was run from), then relays JSON-RPC between
   the client on stdin/stdout and the server. On every tools/list, each tool the server presents is compared
@@ -18,13 +21,21 @@ export const guardUsage = `toolseal guard --manifest NAME@VERSION --registry URL
   calls reach the server under its own spelling of the tool's name (the registry signs names in NFC). Findings
   go to stderr, one JSON line each, with the server's own stderr (a server presenting only some of the signed
   tools is one line with "level":"info", not a finding that withholds anything). Exits with the server's exit code
-  (1 when the session was refused). As in toolseal verify:
+  (1 when the session was refused). Every tools/call's arguments are checked against the signed tool (inputSchema,
+  money) before it is forwarded; a refusal is a JSON-RPC error whose data has the code and pointer.
+  --policy FILE     the operator's approval policy (schema/guard-policy-v1.schema.json): a call a rule matches is
+                    forwarded only once an operator has approved that exact call (its action digest); until then
+                    the client gets a tool result with isError and _meta["io.toolseal/approval"] (id, digest, URL)
+  --host-token T    the registry host token guard asks for and consumes approvals with (its host's name is the
+                    approvals' audience); TOOLSEAL_HOST_TOKEN may stand for it; required with --policy
+  As in toolseal verify:
   --locked      also require the digest pinned for NAME@VERSION in the lockfile (PIN_MISMATCH otherwise)
   --lock FILE   the lockfile (default ./${DEFAULT_LOCKFILE_NAME}); its registry is used when --registry is not given
   --log-key K   pin the log's note verifier key (else fetched from the registry: trust on first use)
   --jwks FILE   pin the attestation keys (else the registry's JWKS is fetched: trust on first use)
   --strict      refuse the session on the first tool that differs or is unknown
-  TOOLSEAL_REGISTRY may stand for --registry.`;
+  TOOLSEAL_REGISTRY may stand for --registry.
+${guardHttpUsage}`;
 
 /** Where to fetch the manifest from and how to verify it, from the options verify shares (--lock, --log-key, --jwks). */
 interface GuardTarget {
@@ -48,13 +59,19 @@ export async function runGuardCommand(args: string[]): Promise<ExitCode> {
       // Deprecated spelling of --lock (guard's before the host commands agreed on --lock); not in --help.
       lockfile: { type: 'string' },
       strict: { type: 'boolean' },
+      policy: { type: 'string' },
+      'host-token': { type: 'string' },
+      upstream: { type: 'string' },
+      listen: { type: 'string' },
+      'allow-origin': { type: 'string', multiple: true },
     },
     allowPositionals: true,
   });
   if (separator >= 0 && positionals.length > 0)
     throw new UsageError(`unexpected arguments before --: ${positionals.join(' ')}`);
   const [command, ...commandArgs] = separator < 0 ? positionals : args.slice(separator + 1);
-  if (values.manifest === undefined || command === undefined) throw new UsageError(guardUsage);
+  const http = values.upstream !== undefined || values.listen !== undefined;
+  if (values.manifest === undefined || (command === undefined && !http)) throw new UsageError(guardUsage);
   if (values.lock !== undefined && values.lockfile !== undefined)
     throw new UsageError(`--lockfile is the deprecated spelling of --lock; give only --lock`);
   const hostValues: HostCommandValues = {
@@ -64,11 +81,37 @@ export async function runGuardCommand(args: string[]): Promise<ExitCode> {
     'log-key': values['log-key'],
     jwks: values.jwks,
   };
+  const hostToken = values['host-token'] ?? process.env['TOOLSEAL_HOST_TOKEN'];
+  if (values.policy !== undefined && (hostToken === undefined || hostToken === ''))
+    throw new UsageError(
+      '--policy needs --host-token T (or TOOLSEAL_HOST_TOKEN): guard asks the registry for approvals',
+    );
+  if (http) {
+    return runHttpGuard(values, command, async () => {
+      const target = await resolveGuardTarget(values.manifest!, hostValues);
+      const policy = await readPolicyOption(values.policy);
+      return {
+        ...target,
+        openGate: (signedBytes: Uint8Array, origin: string) =>
+          openCallGate(signedBytes, origin, target.registry, policy, hostToken),
+      };
+    });
+  }
+  if (command === undefined) throw new UsageError(guardUsage);
+  const policy = await readPolicyOption(values.policy);
   const target = await resolveGuardTarget(values.manifest, hostValues);
 
   // Verify before the server starts: a manifest that does not verify never gets a session.
   const verified = await fetchVerified(target.registry, target.ref, target.options);
   const guard = new ToolGuard(verified.bytes, { strict: values.strict ?? false, expectedDigest: verified.digest });
+  // With a policy, whoami first: a token the registry refuses (or one that is not a host's) fails before the server starts.
+  const gate = await openCallGate(
+    verified.bytes,
+    verified.statement.predicate.registry,
+    target.registry,
+    policy,
+    hostToken,
+  );
   process.stderr.write(
     `${JSON.stringify({
       event: 'verified',
@@ -79,11 +122,25 @@ export async function runGuardCommand(args: string[]): Promise<ExitCode> {
       tools: guard.toolNames,
       locked: target.options.lock !== undefined,
       strict: guard.strict,
+      ...(gate.policy === undefined
+        ? {}
+        : { policyRules: gate.policy.requireApproval.length, audience: gate.audience }),
     })}\n`,
   );
 
+  return runStdioSession(guard, gate, command, commandArgs);
+}
+
+/** Run COMMAND behind the stdio guard until it exits; its exit code is passed on as is (the guard is transparent). */
+async function runStdioSession(
+  guard: ToolGuard,
+  gate: CallGate,
+  command: string,
+  commandArgs: string[],
+): Promise<ExitCode> {
   const session = startStdioGuard({
     guard,
+    gate,
     command,
     args: commandArgs,
     // The user's folder, also under `npm run toolseal` (which runs in the package root): paths in COMMAND are theirs.
@@ -96,12 +153,30 @@ export async function runGuardCommand(args: string[]): Promise<ExitCode> {
   for (const signal of FORWARDED_SIGNALS) process.on(signal, forward);
   try {
     const outcome = await session.done;
-    // The server's own exit code is passed on as is (it may be outside 0..2: the guard is transparent).
+    // The server's own exit code may be outside 0..2.
     return outcome.exitCode;
   } finally {
     for (const signal of FORWARDED_SIGNALS) process.off(signal, forward);
     process.stdin.destroy();
   }
+}
+
+/** The --policy file, read strictly (readGuardPolicy's codes and pointers), or undefined without one. */
+async function readPolicyOption(file: string | undefined): Promise<GuardPolicy | undefined> {
+  return file === undefined ? undefined : readGuardPolicy(await readUserFile(file, '--policy'));
+}
+
+/** The call gate: argument checks always; approvals through the registry's API with the host token under a policy. */
+function openCallGate(
+  signedBytes: Uint8Array,
+  origin: string,
+  registryUrl: string,
+  policy: GuardPolicy | undefined,
+  hostToken: string | undefined,
+): Promise<CallGate> {
+  if (policy === undefined) return CallGate.open({ signedBytes, registry: origin });
+  const approvals = new ApprovalsClient({ registry: registryUrl, token: hostToken! });
+  return CallGate.open({ signedBytes, registry: origin, policy, approvals });
 }
 
 /**

@@ -7,6 +7,10 @@
 //   guardClient       the guard inside a host process: verifies a manifest, then wraps an SDK Client (through a
 //                     GuardedTransport) so listTools() gives signed tools and callTool() refuses before sending.
 //   captureManifest   a manifest draft from a live server (loads the MCP SDK at run time; the three above do not).
+//   CallGate          tools/call arguments checked against the signed tool, and approvals (issue 13 §4): with a
+//                     policy (readGuardPolicy), a call that needs approval runs only once its approval is consumed.
+//   GuardSession      a ToolGuard and a CallGate together: what every transport runs.
+//   startHttpGuard    the proxy for a Streamable HTTP server: a loopback endpoint the client connects to instead.
 
 export {
   GUARD_CALL_REFUSED_CODE,
@@ -23,12 +27,37 @@ export type {
 } from './guard-types.ts';
 export { ToolGuard, type ToolGuardOptions } from './tool-guard.ts';
 export {
+  CallGate,
+  type ApprovalEvent,
+  type ApprovalEventName,
+  type ApprovalsPort,
+  type CallGateOptions,
+  type GateOutcome,
+} from './call-gate.ts';
+export { GuardSession, type SessionDecision } from './guard-session.ts';
+export {
+  GUARD_POLICY_VERSION,
+  matchPolicy,
+  readGuardPolicy,
+  type AnnotationHint,
+  type CapabilityKind,
+  type GuardPolicy,
+  type PolicyRule,
+} from './policy.ts';
+export {
   startStdioGuard,
   type StdioGuardOptions,
   type StdioGuardOutcome,
   type StdioGuardSession,
 } from './stdio-guard.ts';
 export { GuardedTransport, type GuardedTransportOptions } from './guarded-transport.ts';
+export {
+  startHttpGuard,
+  type HttpGuard,
+  type HttpGuardLimits,
+  type HttpGuardOptions,
+  type HttpGuardPolicy,
+} from './http-guard.ts';
 export {
   GuardedClient,
   guardClient,

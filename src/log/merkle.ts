@@ -19,7 +19,7 @@
 // Errors. Verification failures throw ToolsealError('PROOF_INVALID'); invalid arguments to a
 // generator throw 'BAD_REQUEST'; a node missing from a store is 'INTERNAL'.
 
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { ToolsealError } from '../core/errors.ts';
 
 /** SHA-256 output length: every node hash, root hash and proof element has this many bytes. */
@@ -49,10 +49,13 @@ export interface MemoryNodeStore extends NodeReader {
   append(leafHash: Uint8Array): number;
 }
 
+/** One-shot SHA-256 of the parts, concatenated (no Hash object per call: verifiers hash a leaf per manifest). */
 function digest(...parts: Uint8Array[]): Uint8Array {
-  const hasher = createHash('sha256');
-  for (const part of parts) hasher.update(part);
-  const out = hasher.digest();
+  const out = hash(
+    'sha256',
+    parts.length === 1 ? (parts[0] as Uint8Array) : Buffer.concat(parts),
+    'buffer',
+  ) as unknown as Buffer;
   return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
 }
 

@@ -76,6 +76,7 @@ export function verifyLogEvidence(
   logKey: string | NoteVerifier,
   expectedIndex: number | undefined,
   checkCheckpoint: CheckpointCheck = checkSignedCheckpoint,
+  read: EvidenceReader = readEvidence,
 ): ProvenInclusion {
   const verifier = toVerifier(logKey);
   if (inclusion === undefined || inclusion === null) {
@@ -83,7 +84,7 @@ export function verifyLogEvidence(
   }
   let stage = 'the inclusion proof is malformed';
   try {
-    const { index, size, hashes, note } = readEvidence(inclusion);
+    const { index, size, hashes, note } = read(inclusion);
     if (expectedIndex !== undefined && index !== expectedIndex)
       throw new Error(`it is for leaf ${index}, not the claimed log index ${expectedIndex}`);
     stage = 'the checkpoint is not signed by the log key';
@@ -122,8 +123,41 @@ export function toVerifier(logKey: string | NoteVerifier): NoteVerifier {
   return verifier;
 }
 
+/** Reads the evidence (readEvidence, or a reader that remembers decoded hashes: createEvidenceReader). */
+export type EvidenceReader = (inclusion: InclusionEvidence) => ReadEvidence;
+
+/** Base64 hash texts a reader remembers before it starts over. */
+const MAX_REMEMBERED_HASHES = 100_000;
+
+/**
+ * readEvidence, remembering the bytes of each base64 hash text it decoded: inclusion proofs under one tree head share
+ * most of their siblings, so a Verifier keeps one reader. The remembered bytes are only ever read (ProvenNodes
+ * copies what it keeps); a text that does not decode is not remembered and fails as in readEvidence.
+ */
+export function createEvidenceReader(): EvidenceReader {
+  const remembered = new Map<string, Uint8Array>();
+  const decode = (value: string | Uint8Array, position: number): Uint8Array => {
+    if (typeof value !== 'string') return decodeHash(value, position);
+    let bytes = remembered.get(value);
+    if (bytes === undefined) {
+      bytes = decodeHash(value, position);
+      if (remembered.size >= MAX_REMEMBERED_HASHES) remembered.clear();
+      remembered.set(value, bytes);
+    }
+    return bytes;
+  };
+  return (inclusion) => readEvidenceWith(inclusion, decode);
+}
+
 /** Read either form of the evidence; a plain Error (turned into NOT_IN_LOG by the caller) when malformed. */
 export function readEvidence(inclusion: InclusionEvidence): ReadEvidence {
+  return readEvidenceWith(inclusion, decodeHash);
+}
+
+function readEvidenceWith(
+  inclusion: InclusionEvidence,
+  decode: (value: string | Uint8Array, position: number) => Uint8Array,
+): ReadEvidence {
   if (typeof inclusion === 'string') {
     const parsed = parseTlogProof(inclusion);
     return { index: parsed.index, size: undefined, hashes: parsed.proof, note: parsed.checkpoint };
@@ -134,7 +168,7 @@ export function readEvidence(inclusion: InclusionEvidence): ReadEvidence {
   return {
     index: inclusion.index,
     size: inclusion.size,
-    hashes: inclusion.hashes.map(decodeHash),
+    hashes: inclusion.hashes.map(decode),
     note: inclusion.checkpoint,
   };
 }

@@ -9,6 +9,7 @@ import type { Manifest } from '../pipeline/envelope.ts';
 import { verifyAttestationWithUsableKeys } from './attestation.ts';
 import {
   type CheckpointCheck,
+  type EvidenceReader,
   type InclusionEvidence,
   type VerifiedCheckpoint,
   verifyLogEvidence,
@@ -74,6 +75,8 @@ export interface VerificationKeys {
   usableJwks: () => Jwks;
   /** Verifies the checkpoint note (default: verifyCheckpoint, every time). */
   checkCheckpoint?: CheckpointCheck;
+  /** Reads the inclusion evidence (default: readEvidence; a Verifier remembers decoded hashes). */
+  readEvidence?: EvidenceReader;
 }
 
 /** verifyFetched with the keys and checkpoint check `keys` gives: the same stages, codes and order. */
@@ -90,7 +93,14 @@ export function verifyWithKeys(input: VerifyFetchedInput, keys: VerificationKeys
     digest,
   });
   const manifest = verifyDeclaredSubject(bytes, verified.subjectName);
-  const proven = verifyLogEvidence(attestation, input.inclusion, input.logKey, expected.logIndex, keys.checkCheckpoint);
+  const proven = verifyLogEvidence(
+    attestation,
+    input.inclusion,
+    input.logKey,
+    expected.logIndex,
+    keys.checkCheckpoint,
+    keys.readEvidence,
+  );
   return {
     bytes,
     manifest,

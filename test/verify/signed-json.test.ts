@@ -1,5 +1,6 @@
 // parseSignedJson is parseStrict(bytes, SIGNED_MANIFEST_PARSE_LIMITS) exactly: same value, same refusals.
 
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ToolsealError } from '../../src/core/errors.ts';
 import { SIGNED_MANIFEST_PARSE_LIMITS } from '../../src/pipeline/limits.ts';
@@ -45,6 +46,34 @@ const CASES = [
   '[1]',
   deep(1000),
   deep(1001),
+  // Duplicate keys hidden behind escapes, white space or nesting; strings that look like numbers or delimiters.
+  '{"a":"x","a":"y"}',
+  '{"a\\"":1,"a\\"":2}',
+  '{"a":"\\\\","a":1}',
+  '{"a":"\\"","b":1}',
+  '{"a":":","b":"\\":"}',
+  '{ "a" : 1 , "a" : 2 }',
+  '{"a":[{"b":1,"b":1}]}',
+  '{"a":{"b":"c"},"a":{"b":"c"}}',
+  '{"a":-0.5}',
+  '{"a":-0.0}',
+  '{"a":[1,-0]}',
+  '{"a":0.000000000000001}',
+  '{"a":123456789012345}',
+  '{"a":1234567890123456}',
+  '{"a":1.5E3}',
+  '{"a":"1e5","b":"-0","c":"2024-01-01","d":"12345678901234567890"}',
+  '{"a":true,"b":false,"c":null}',
+  '{"a":"\\n\\t\\"\\/"}',
+  // Exponents written shorter than their shortest form could hide a dropped duplicate or an underflow by length.
+  '{"a":1,"a":1e8}',
+  '{"a":1e-400,"b":1e5,"c":1e4}',
+  '{"a": 1E5}',
+  '{"a":[1.0,2.50]}',
+  '{"a":99999999999999999999}',
+  '{"a":9007199254740991,"b":-9007199254740991}',
+  '{"a":"x","a":"\\n"}',
+  '{"a":"\\\\n"}',
 ];
 
 describe('parseSignedJson', () => {
@@ -62,5 +91,34 @@ describe('parseSignedJson', () => {
     const invalid = Uint8Array.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d]);
     expect(outcome(() => parseSignedJson(invalid))).toEqual({ code: 'INVALID_UTF8' });
     expect(parseSignedJson(bytes)).toEqual(parseStrict(bytes, SIGNED_MANIFEST_PARSE_LIMITS).value);
+  });
+});
+
+/** An object's text from members whose keys repeat often, with optional white space around the tokens. */
+const memberKey = fc.constantFrom('a', 'b', '__proto__', 'a"', '\\', ':', '1');
+const objectText = fc.letrec((tie) => ({
+  value: fc.oneof(
+    { weight: 3, arbitrary: fc.jsonValue({ maxDepth: 2 }).map((value) => JSON.stringify(value)) },
+    { weight: 1, arbitrary: tie('object') as fc.Arbitrary<string> },
+  ),
+  object: fc
+    .tuple(
+      fc.array(fc.tuple(memberKey, tie('value') as fc.Arbitrary<string>), { maxLength: 4 }),
+      fc.constantFrom('', ' ', '\n'),
+    )
+    .map(([members, space]) => `{${members.map(([k, v]) => `${space}${JSON.stringify(k)}${space}:${v}`).join(',')}}`),
+}));
+
+describe('parseSignedJson, property', () => {
+  it('agrees with parseStrict on objects with repeated keys, escapes, white space and any JSON values', () => {
+    fc.assert(
+      fc.property(objectText.object, (text) => {
+        const input = Buffer.from(text, 'utf8');
+        expect(outcome(() => parseSignedJson(input))).toEqual(
+          outcome(() => parseStrict(input, SIGNED_MANIFEST_PARSE_LIMITS).value),
+        );
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

@@ -1,0 +1,434 @@
+// One MCP session through the HTTP guard (MCP 2025-06-18 and 2025-11-25 "Transports" §Streamable HTTP §Session
+// Management; "Tools" §List Changed Notification; issue 14 §1): its policy, the order of the client's messages, the
+// requests awaiting an answer, and the guard's own tools/list, so a tools/call never reaches the server for a tool
+// no tools/list of this session has checked.
+
+import type { JsonValue } from '../core/json.ts';
+import { isJsonObject } from '../core/json.ts';
+import { parseStrictText } from '../pipeline/parse.ts';
+import type { ApprovalEvent } from './call-gate.ts';
+import { GUARD_CALL_REFUSED_CODE, type GuardDecision, type GuardFinding } from './guard-types.ts';
+import { findElementSpans, findRootSpan } from './json-spans.ts';
+import { consumeUpstreamResponse } from './http-relay.ts';
+import type { HeaderFields } from './http-headers.ts';
+import type { UpstreamAnswer, UpstreamRequest } from './http-upstream.ts';
+
+/** What the proxy reads of the message-level guard: a ToolGuard built with `requireListed`. */
+export interface ListingView {
+  /** `name@version` of the signed manifest. */
+  readonly subject: string;
+  /** A whole tools/list has been checked since the session began or the server's last list_changed. */
+  readonly hasCheckedList: boolean;
+  /** The `call-refused` finding a tools/call for `name` would get now (records nothing). */
+  checkCall(name: string | null): GuardFinding | undefined;
+}
+
+/** The decisions on every message; `fromClient` may answer later (the proxy awaits it, one message at a time). */
+export interface MessagePolicy {
+  /** A GuardSession's decision also carries the approval events of the calls it decided. */
+  fromClient(
+    message: unknown,
+    text?: string,
+  ): (GuardDecision & { events?: ApprovalEvent[] }) | Promise<GuardDecision & { events?: ApprovalEvent[] }>;
+  fromServer(message: unknown): GuardDecision;
+}
+
+/**
+ * The policy of one session: a ToolGuard itself (built with `requireListed: true`), or a policy holding one as
+ * `guard` (the approvals' GuardSession, which adds argument checks and approvals to the ToolGuard's decisions).
+ */
+export type HttpGuardPolicy = MessagePolicy & (ListingView | { readonly guard: ListingView });
+
+/** What a session needs from the guard that holds it. */
+export interface SessionHost {
+  /** One request to the server. */
+  send(request: UpstreamRequest): Promise<UpstreamAnswer>;
+  readonly maxEventChars: number;
+  readonly maxResponseBytes: number;
+  readonly listTimeoutMs: number;
+  report(finding: GuardFinding): void;
+  /** An approval event of the call gate (argument refusals, approvals requested and consumed). */
+  reportEvent(event: ApprovalEvent): void;
+  /** The session ended (a strict refusal when `refused`; DELETE, the server forgot it): forget it. */
+  ended(session: HttpGuardSession, refused: boolean): void;
+}
+
+/** Nesting accepted in a JSON-RPC message (tool schemas with inlined refs nest deep). */
+export const MESSAGE_MAX_DEPTH = 256;
+/** Requests awaiting their response, and requests answered lately (a resumed stream may replay them), per session. */
+const MAX_OUTSTANDING = 4096;
+const MAX_ANSWERED = 1024;
+/** Pages of the guard's own tools/list. */
+const MAX_OWN_PAGES = 100;
+/** Listings tried in a row when list_changed keeps arriving while one runs. */
+const MAX_LIST_ATTEMPTS = 3;
+export const OWN_ID_PREFIX = 'toolseal-guard-';
+
+type Mode = 'client' | 'own';
+
+export class HttpGuardSession {
+  /** The upstream's Mcp-Session-Id ('' for a server without sessions); undefined until initialize is answered. */
+  id: string | undefined;
+  /** The client's end-to-end headers of its latest request (Authorization …), for the guard's own requests. */
+  headers: HeaderFields = {};
+  openStreams = 0;
+  lastUsed = Date.now();
+  readonly abort = new AbortController();
+  private queue: Promise<unknown> = Promise.resolve();
+  /** Forwarded requests awaiting their response, by id key. */
+  private readonly outstanding = new Map<string, JsonValue>();
+  /** Requests answered lately, by id key: a stream resumed with Last-Event-ID may replay their answers. */
+  private readonly answered = new Map<string, JsonValue>();
+  private readonly own = new Map<string, (message: JsonValue) => void>();
+  private listing: Promise<void> | undefined;
+  private listingProblem: string | undefined;
+  private ownCounter = 0;
+  private isEnded = false;
+
+  /** The ToolGuard's view: what has been checked, what a call would get. */
+  private readonly view: ListingView;
+
+  constructor(
+    readonly policy: HttpGuardPolicy,
+    private readonly host: SessionHost,
+  ) {
+    this.view = 'guard' in policy ? policy.guard : policy;
+  }
+
+  get ended(): boolean {
+    return this.isEnded;
+  }
+
+  /** The client's message decided in arrival order; a tools/call waits (bounded) for a checked list first. */
+  decideClient(message: JsonValue, text: string): Promise<GuardDecision> {
+    const decided = this.queue.then(() => this.decideNow(message, text));
+    this.queue = decided.catch(() => undefined);
+    return decided;
+  }
+
+  private async decideNow(message: JsonValue, text: string): Promise<GuardDecision> {
+    if (holdsToolCall(message) && !this.view.hasCheckedList) await this.ensureListed();
+    if (holdsToolCall(message) && !this.view.hasCheckedList) return this.refuseUnchecked(message);
+    const decision = await this.policy.fromClient(message, text);
+    for (const finding of decision.findings) this.host.report(finding);
+    for (const event of decision.events ?? []) this.host.reportEvent(event);
+    this.noteForwarded(message, decision);
+    return decision;
+  }
+
+  /** Remember the ids of forwarded requests: only they may be answered by the server. */
+  private noteForwarded(message: JsonValue, decision: GuardDecision): void {
+    if (decision.forward === undefined) return;
+    const answered = new Set(readIds(decision.reply?.message));
+    for (const item of Array.isArray(message) ? message : [message]) {
+      const key = readRequestKey(item);
+      if (key === undefined || answered.has(key)) continue;
+      remember(this.outstanding, key, item, MAX_OUTSTANDING);
+    }
+  }
+
+  /**
+   * Whether a response with this id key may reach the client: one awaited, or one answered lately (replayed on a
+   * resumed stream). A replayed tools/list answer is checked again: its request is shown to the policy once more.
+   */
+  private async admitResponse(key: string): Promise<boolean> {
+    const pending = this.outstanding.get(key);
+    if (pending !== undefined) {
+      this.outstanding.delete(key);
+      remember(this.answered, key, pending, MAX_ANSWERED);
+      return true;
+    }
+    const request = this.answered.get(key);
+    if (request === undefined) return false;
+    if (isJsonObject(request) && request['method'] === 'tools/list') {
+      const decision = await this.policy.fromClient(request, JSON.stringify(request));
+      for (const finding of decision.findings) this.host.report(finding);
+    }
+    return true;
+  }
+
+  /** A tools/call (or a batch holding one) while no list is checked: refused, nothing forwarded. */
+  private refuseUnchecked(message: JsonValue): GuardDecision {
+    const why =
+      `no tools/list of this session has been checked against ${this.view.subject} yet` +
+      (this.listingProblem === undefined ? '' : ` (${this.listingProblem})`);
+    const findings: GuardFinding[] = [];
+    const replies: string[] = [];
+    for (const item of Array.isArray(message) ? message : [message]) {
+      if (!isJsonObject(item) || typeof item['method'] !== 'string') continue;
+      const params = item['params'];
+      const name = isJsonObject(params) && typeof params['name'] === 'string' ? params['name'] : null;
+      const known = item['method'] === 'tools/call' ? this.view.checkCall(name) : undefined;
+      const finding: GuardFinding =
+        known?.reason !== undefined && known.reason !== 'not-checked'
+          ? known
+          : {
+              event: 'call-refused',
+              manifest: this.view.subject,
+              tool: name,
+              reason: 'not-checked',
+              pointer: '/params/name',
+              message: item['method'] === 'tools/call' ? why : `sent in a batch with a tools/call: ${why}`,
+            };
+      if (item['method'] === 'tools/call') findings.push(finding);
+      const id = item['id'];
+      if (typeof id === 'string' || typeof id === 'number') replies.push(JSON.stringify(refusalReply(id, finding)));
+    }
+    for (const finding of findings) this.host.report(finding);
+    const text = Array.isArray(message) ? `[${replies.join(',')}]` : replies[0];
+    return {
+      forward: undefined,
+      reply: text === undefined || text === '[]' ? undefined : { text, message: JSON.parse(text) },
+      findings,
+      terminate: false,
+    };
+  }
+
+  /**
+   * One server message (or batch) as text: parsed strictly and decided; the text for the client, or undefined when
+   * nothing of it goes to the client (the guard's own answers, answers to no pending request, what does not parse).
+   */
+  async handleServerText(text: string, mode: Mode = 'client'): Promise<string | undefined> {
+    let parsed: JsonValue;
+    try {
+      parsed = parseStrictText(text, MESSAGE_MAX_DEPTH);
+    } catch {
+      this.reportDropped('the server sent a message that is not strict JSON (RFC 8259, I-JSON); dropped');
+      return undefined;
+    }
+    if (!Array.isArray(parsed)) return this.handleServerItem(parsed, text, mode);
+    const root = findRootSpan(text);
+    const spans = root === undefined ? undefined : findElementSpans(text, root);
+    const outputs: string[] = [];
+    let unchanged = spans?.length === parsed.length;
+    for (const [index, item] of parsed.entries()) {
+      const itemText =
+        spans?.[index] === undefined ? JSON.stringify(item) : text.slice(spans[index].start, spans[index].end);
+      const output = await this.handleServerItem(item, itemText, mode);
+      if (output !== itemText) unchanged = false;
+      if (output !== undefined) outputs.push(output);
+    }
+    if (unchanged && outputs.length > 0) return text;
+    return outputs.length === 0 ? undefined : `[${outputs.join(',')}]`;
+  }
+
+  private async handleServerItem(item: JsonValue, text: string, mode: Mode): Promise<string | undefined> {
+    const key = readResponseKey(item);
+    if (key !== undefined) {
+      const waiter = this.own.get(key);
+      if (waiter !== undefined) {
+        this.own.delete(key);
+        this.applyServerDecision(this.policy.fromServer(item));
+        waiter(item);
+        return undefined;
+      }
+      if (mode === 'own' || !(await this.admitResponse(key))) {
+        this.reportDropped('the server answered a request that is not pending; dropped');
+        return undefined;
+      }
+    }
+    const decision = this.policy.fromServer(item);
+    this.applyServerDecision(decision);
+    const listChanged = key === undefined && isListChanged(item);
+    if (mode === 'own') {
+      if (listChanged) void this.ensureListed();
+      return undefined;
+    }
+    // The guard re-lists the tools before the client hears of the change (bounded by the listing's timeout).
+    if (listChanged) await this.ensureListed();
+    if (decision.forward === 'original') return text;
+    return decision.forward?.text;
+  }
+
+  private applyServerDecision(decision: GuardDecision): void {
+    for (const finding of decision.findings) this.host.report(finding);
+    if (decision.reply !== undefined) void this.postOwn(decision.reply.text).catch(() => undefined);
+    if (decision.terminate) queueMicrotask(() => void this.end(true, true));
+  }
+
+  /** Start the guard's own listing (after notifications/initialized); calls wait for it. */
+  startListing(): void {
+    void this.ensureListed();
+  }
+
+  /** Until a whole tools/list is checked (or the attempts are spent): the guard lists the server's tools itself. */
+  async ensureListed(): Promise<void> {
+    for (let attempt = 0; attempt < MAX_LIST_ATTEMPTS && !this.view.hasCheckedList && !this.isEnded; attempt++) {
+      this.listing ??= this.listAllTools()
+        .catch((error: unknown) => {
+          this.listingProblem = `the guard's own tools/list failed: ${describeListFailure(error)}`;
+        })
+        .finally(() => {
+          this.listing = undefined;
+        });
+      await this.listing;
+    }
+  }
+
+  private async listAllTools(): Promise<void> {
+    const listingAbort = new AbortController();
+    const stop = (): void => listingAbort.abort(new DOMException('the listing took too long', 'TimeoutError'));
+    const timer = setTimeout(stop, this.host.listTimeoutMs);
+    this.abort.signal.addEventListener('abort', stop, { once: true });
+    try {
+      let cursor: string | undefined;
+      for (let page = 0; page < MAX_OWN_PAGES; page++) {
+        const answer = await this.requestOwnPage(cursor, listingAbort.signal);
+        if (answer === undefined) throw new Error('the server did not answer it');
+        const result = isJsonObject(answer) ? answer['result'] : undefined;
+        if (!isJsonObject(result)) throw new Error('the server answered it with an error');
+        cursor = typeof result['nextCursor'] === 'string' ? result['nextCursor'] : undefined;
+        if (cursor === undefined) {
+          this.listingProblem = this.view.hasCheckedList ? undefined : 'the server’s tools/list was not a whole list';
+          return;
+        }
+      }
+      throw new Error(`more than ${MAX_OWN_PAGES} pages`);
+    } finally {
+      clearTimeout(timer);
+      this.abort.signal.removeEventListener('abort', stop);
+    }
+  }
+
+  /** One page of the guard's own tools/list, through the policy (so its answer is checked), never shown to the client. */
+  private async requestOwnPage(cursor: string | undefined, signal: AbortSignal): Promise<JsonValue | undefined> {
+    const id = `${OWN_ID_PREFIX}${++this.ownCounter}`;
+    const request = {
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/list',
+      ...(cursor === undefined ? {} : { params: { cursor } }),
+    };
+    const text = JSON.stringify(request);
+    const decision = await this.policy.fromClient(request, text);
+    for (const finding of decision.findings) this.host.report(finding);
+    if (decision.forward === undefined) throw new Error('the policy did not forward it');
+    let answer: JsonValue | undefined;
+    const key = `s:${id}`;
+    this.own.set(key, (message) => {
+      answer = message;
+    });
+    try {
+      const response = await this.postOwn(decision.forward === 'original' ? text : decision.forward.text, signal);
+      await consumeUpstreamResponse(response, {
+        maxEventChars: this.host.maxEventChars,
+        maxResponseBytes: this.host.maxResponseBytes,
+        onMessage: (messageText) => this.handleServerText(messageText, 'own'),
+      });
+    } finally {
+      this.own.delete(key);
+    }
+    return answer;
+  }
+
+  /** The headers of a request the guard sends itself: the client's, with this session's id. */
+  upstreamHeaders(accept: string): HeaderFields {
+    const headers: HeaderFields = { ...this.headers, accept };
+    delete headers['last-event-id'];
+    delete headers['content-type'];
+    delete headers['mcp-session-id'];
+    if (this.id !== undefined && this.id !== '') headers['mcp-session-id'] = this.id;
+    return headers;
+  }
+
+  /** POST a message of the guard's own (its tools/list, a reply the policy gives the server). */
+  private postOwn(body: string, signal: AbortSignal = this.abort.signal): Promise<UpstreamAnswer> {
+    const headers = this.upstreamHeaders('application/json, text/event-stream');
+    headers['content-type'] = 'application/json';
+    return this.host.send({ method: 'POST', headers, body, signal });
+  }
+
+  /**
+   * End the session: abort its streams, forget it; `deleteUpstream` also ends it at the server (DELETE), and
+   * `refused` marks a strict refusal (later requests for it are answered with why).
+   */
+  async end(deleteUpstream: boolean, refused = false): Promise<void> {
+    if (this.isEnded) return;
+    this.isEnded = true;
+    this.host.ended(this, refused);
+    this.abort.abort();
+    if (!deleteUpstream || this.id === undefined || this.id === '') return;
+    await this.host
+      .send({
+        method: 'DELETE',
+        headers: this.upstreamHeaders('application/json'),
+        signal: AbortSignal.timeout(this.host.listTimeoutMs),
+      })
+      .then((answer) => answer.cancel())
+      .catch(() => undefined);
+  }
+
+  reportDropped(message: string): void {
+    this.host.report({
+      event: 'message-dropped',
+      manifest: this.view.subject,
+      tool: null,
+      reason: 'malformed',
+      pointer: '',
+      message,
+    });
+  }
+}
+
+/** Set `key` (as the newest entry), forgetting the oldest beyond `max`. */
+function remember(map: Map<string, JsonValue>, key: string, value: JsonValue, max: number): void {
+  map.delete(key);
+  map.set(key, value);
+  if (map.size > max) map.delete(map.keys().next().value!);
+}
+
+/** The JSON-RPC error answering a refused tools/call (as ToolGuard answers one: the code and the finding). */
+function refusalReply(id: string | number, finding: GuardFinding): JsonValue {
+  return {
+    jsonrpc: '2.0',
+    id,
+    error: {
+      code: GUARD_CALL_REFUSED_CODE,
+      message: `toolseal guard: ${finding.message}`,
+      data: { code: 'DISPATCH_MISMATCH', reason: finding.reason, tool: finding.tool, manifest: finding.manifest },
+    },
+  };
+}
+
+function holdsToolCall(message: JsonValue): boolean {
+  return (Array.isArray(message) ? message : [message]).some(
+    (item) => isJsonObject(item) && item['method'] === 'tools/call',
+  );
+}
+
+function isListChanged(item: JsonValue): boolean {
+  return isJsonObject(item) && item['method'] === 'notifications/tools/list_changed';
+}
+
+/** 1 and "1" are different JSON-RPC ids. */
+function formatIdKey(id: string | number): string {
+  return typeof id === 'string' ? `s:${id}` : `n:${id}`;
+}
+
+function readRequestKey(item: JsonValue): string | undefined {
+  if (!isJsonObject(item) || typeof item['method'] !== 'string') return undefined;
+  const id = item['id'];
+  return typeof id === 'string' || typeof id === 'number' ? formatIdKey(id) : undefined;
+}
+
+/** The id key of a response (a message with `result` or `error`), whatever else it carries. */
+function readResponseKey(item: JsonValue): string | undefined {
+  if (!isJsonObject(item) || !('result' in item || 'error' in item)) return undefined;
+  const id = item['id'];
+  return typeof id === 'string' || typeof id === 'number' ? formatIdKey(id) : undefined;
+}
+
+function readIds(message: unknown): string[] {
+  const keys: string[] = [];
+  for (const item of Array.isArray(message) ? message : message === undefined ? [] : [message]) {
+    const id = isJsonObject(item) ? item['id'] : undefined;
+    if (typeof id === 'string' || typeof id === 'number') keys.push(formatIdKey(id));
+  }
+  return keys;
+}
+
+function describeListFailure(error: unknown): string {
+  if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError'))
+    return 'no answer in time';
+  return error instanceof Error ? error.message : 'failed';
+}
