@@ -2,10 +2,10 @@
 // protects; docs/architecture.md draws the same layers. Type-only imports count too (tsPreCompilationDeps), except
 // where a rule is about what is loaded at run time.
 
-const CLIENT_SIDE = '^src/(client|verify|lock|dispatch|guard|audit|host)/';
+const CLIENT_SIDE = '^src/(client|verify|lock|dispatch|guard|audit|host|mirror)/';
 const SERVER_SIDE = '^src/(store|registry|runtime|http|server|keys)/';
 const IO_MODULES =
-  '^(node:)?(fs|fs/promises|net|http|https|http2|child_process|worker_threads|dgram|cluster|tls)$|^(better-sqlite3|drizzle-orm|drizzle-kit|hono|@hono/|@modelcontextprotocol/)';
+  '^(node:)?(fs|fs/promises|net|http|https|http2|child_process|worker_threads|dgram|cluster|tls)$|^(node_modules/)?(better-sqlite3|drizzle-orm|drizzle-kit|hono|@hono/|@modelcontextprotocol/|@electric-sql/pglite)|^(node_modules/)?pg(/|$)';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -64,9 +64,11 @@ module.exports = {
     {
       name: 'only-sqlite-speaks-sql',
       severity: 'error',
-      comment: 'Only src/store/sqlite imports the database driver and drizzle (benches and tests may too).',
-      from: { path: '^src/', pathNot: '^src/store/sqlite/' },
-      to: { path: '^(better-sqlite3|drizzle-orm|drizzle-kit)' },
+      comment:
+        'Only the stores (src/store/sqlite, src/store/postgres) import the database drivers and drizzle (benches and tests may too).',
+      from: { path: '^src/', pathNot: '^src/store/(sqlite|postgres)/' },
+      // Resolved npm paths start with node_modules/.
+      to: { path: '^(node_modules/)?(better-sqlite3|drizzle-orm|drizzle-kit|pg|pg-[a-z-]+|@electric-sql/pglite)(/|$)' },
     },
     {
       name: 'registry-is-use-cases',
@@ -80,7 +82,7 @@ module.exports = {
       severity: 'error',
       comment: 'Only src/http (the API) and src/web (the pages it mounts) import hono.',
       from: { path: '^src/', pathNot: '^src/(http|web)/' },
-      to: { path: '^(hono|@hono/)' },
+      to: { path: '^(node_modules/)?(hono|@hono/)' },
     },
     {
       name: 'web-pages-use-the-registry',
@@ -134,7 +136,7 @@ module.exports = {
       from: { path: '^src/host/index\\.ts$' },
       to: {
         reachable: true,
-        path: '^(better-sqlite3|drizzle-orm|hono|@hono/|@modelcontextprotocol/)|^(node:)?child_process$',
+        path: '^(node_modules/)?(better-sqlite3|drizzle-orm|hono|@hono/|@modelcontextprotocol/)|^(node:)?child_process$',
       },
     },
   ],

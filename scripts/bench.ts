@@ -24,6 +24,9 @@ const SECTIONS: readonly Section[] = [
   { name: 'http', run: benchHttp },
   { name: 'host', run: { file: './bench-host.ts', exportName: 'benchHost' } },
   { name: 'guard', run: { file: './bench-guard.ts', exportName: 'benchGuard' } },
+  { name: 'http-guard', run: { file: './bench-http-guard.ts', exportName: 'benchHttpGuard' } },
+  { name: 'mirror', run: { file: './bench-mirror.ts', exportName: 'benchMirror' } },
+  { name: 'approvals', run: { file: './bench-approvals.ts', exportName: 'benchApprovals' } },
 ];
 
 /** The section's function, or a reason it has none (its optional file is absent or exports no such function). */

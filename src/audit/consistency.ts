@@ -8,6 +8,7 @@ import type { Checkpoint } from '../log/checkpoint.ts';
 import { HASH_SIZE } from '../log/merkle.ts';
 import { parseStrict } from '../pipeline/parse.ts';
 import { consistencyProofPath } from '../protocol/routes.ts';
+import { fetchConsistencyProofFromTiles, withTileFallback } from '../client/tile-proofs.ts';
 import { type AuditRun, addProblem, describeFetchFailure } from './report.ts';
 import type { AuditState } from './state.ts';
 import { verifyConsistencyProof } from '../log/merkle-verify.ts';
@@ -56,9 +57,13 @@ async function proveConsistency(
   refuse: (code: 'LOG_FORK', message: string) => false,
 ): Promise<boolean> {
   const path = consistencyProofPath(state.size, checkpoint.size);
-  let body: Uint8Array;
+  let body: Uint8Array | Uint8Array[];
   try {
-    body = await run.client.getBytes(path);
+    // A static mirror has no proof route: then the proof is derived from the log's tiles (C2SP tlog-tiles).
+    body = await withTileFallback<Uint8Array | Uint8Array[]>(
+      () => run.client.getBytes(path),
+      () => fetchConsistencyProofFromTiles(run.client, state.size, checkpoint.size),
+    );
   } catch (error) {
     run.report.consistency = 'not-checked';
     addProblem(
@@ -70,7 +75,7 @@ async function proveConsistency(
   }
   let proof: Uint8Array[];
   try {
-    proof = parseProofResponse(body, { from: state.size, to: checkpoint.size });
+    proof = Array.isArray(body) ? body : parseProofResponse(body, { from: state.size, to: checkpoint.size });
   } catch (error) {
     return refuse('LOG_FORK', `GET ${path} did not return a consistency proof: ${describeError(error)}`);
   }

@@ -40,6 +40,19 @@ export function resolveDataDir(flag: string | undefined): string {
   return given === ':memory:' ? given : resolveUserPath(given);
 }
 
+/**
+ * The PostgreSQL database: --database, else TOOLSEAL_DATABASE_URL; undefined for SQLite under the data folder.
+ * `postgres://…` / `postgresql://…`, or `pglite:` (in memory) / `pglite:DIR` (DIR relative to the user's folder).
+ */
+export function resolveDatabaseUrl(flag: string | undefined): string | undefined {
+  const given = flag ?? (process.env['TOOLSEAL_DATABASE_URL'] || undefined);
+  if (given === undefined) return undefined;
+  if (/^postgres(ql)?:\/\//i.test(given)) return given;
+  if (!given.startsWith('pglite:')) throw new UsageError('--database takes a postgres:// URL or pglite:[DIR]');
+  const dir = given.slice('pglite:'.length);
+  return dir === '' || dir === 'memory' ? given : `pglite:${resolveUserPath(dir)}`;
+}
+
 /** The keys folder: --keys, else TOOLSEAL_KEYS (both relative to the user's folder), else keys/ here. */
 export function resolveKeysDir(flag: string | undefined): string {
   const given = flag ?? process.env['TOOLSEAL_KEYS'];
@@ -64,9 +77,10 @@ export function resolveRegistryUrl(flag: string | undefined): string {
   }
 }
 
-export function resolveToken(flag: string | undefined): string {
-  const token = flag ?? process.env['TOOLSEAL_TOKEN'];
-  if (!token) throw new UsageError('--token T is required (or set TOOLSEAL_TOKEN)');
+/** --token, else the environment variable (TOOLSEAL_TOKEN for publishers; operators and hosts have their own). */
+export function resolveToken(flag: string | undefined, variable = 'TOOLSEAL_TOKEN'): string {
+  const token = flag ?? process.env[variable];
+  if (!token) throw new UsageError(`--token T is required (or set ${variable})`);
   return token;
 }
 

@@ -16,9 +16,14 @@ const commands: Record<string, () => Promise<Command>> = {
   serve: async () => import('./serve.ts').then((m) => ({ usage: m.serveUsage, run: m.runServeCommand })),
   publisher: async () =>
     import('./publisher.ts').then((m) => ({ usage: m.publisherUsage, run: m.runPublisherCommand })),
+  operator: async () => import('./principal.ts').then((m) => ({ usage: m.operatorUsage, run: m.runOperatorCommand })),
+  host: async () => import('./principal.ts').then((m) => ({ usage: m.hostUsage, run: m.runHostCommand })),
   keys: async () => import('./keys.ts').then((m) => ({ usage: m.keysUsage, run: m.runKeysCommand })),
   publish: async () => import('./publish.ts').then((m) => ({ usage: m.publishUsage, run: m.runPublishCommand })),
   yank: async () => import('./yank.ts').then((m) => ({ usage: m.yankUsage, run: m.runYankCommand })),
+  approvals: async () =>
+    import('./approvals.ts').then((m) => ({ usage: m.approvalsUsage, run: m.runApprovalsCommand })),
+  migrate: async () => import('./migrate.ts').then((m) => ({ usage: m.migrateUsage, run: m.runMigrateCommand })),
   fsck: async () => import('./fsck.ts').then((m) => ({ usage: m.fsckUsage, run: m.runFsckCommand })),
   audit: async () => import('./audit.ts').then((m) => ({ usage: m.auditUsage, run: m.runAuditCommand })),
   pin: async () => import('./pin.ts').then((m) => ({ usage: m.pinUsage, run: m.runPinCommand })),
@@ -26,6 +31,8 @@ const commands: Record<string, () => Promise<Command>> = {
   get: async () => import('./get.ts').then((m) => ({ usage: m.getUsage, run: m.runGetCommand })),
   guard: async () => import('./guard.ts').then((m) => ({ usage: m.guardUsage, run: m.runGuardCommand })),
   manifest: async () => import('./manifest.ts').then((m) => ({ usage: m.manifestUsage, run: m.runManifestCommand })),
+  mirror: async () => import('./mirror.ts').then((m) => ({ usage: m.mirrorUsage, run: m.runMirrorCommand })),
+  backup: async () => import('./backup.ts').then((m) => ({ usage: m.backupUsage, run: m.runBackupCommand })),
 };
 
 async function formatHelp(): Promise<string> {

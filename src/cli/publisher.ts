@@ -3,7 +3,7 @@
 
 import { parseArgs } from 'node:util';
 import { addPublisher, listPublishers, revokePublisher, rotatePublisherToken } from '../server/index.ts';
-import { resolveDataDir } from './config.ts';
+import { resolveDatabaseUrl, resolveDataDir } from './config.ts';
 import { UsageError, writeStdout, type ExitCode } from './output.ts';
 
 export const publisherUsage = `toolseal publisher add NAMESPACE [--data DIR]
@@ -16,12 +16,17 @@ toolseal publisher revoke NAMESPACE [--data DIR]
   Revokes the publisher: its token is refused (401) from now on, also by a running server; its manifests
   stay served. Prints one JSON object (revoking again keeps the first time: "alreadyRevoked": true).
 toolseal publisher rotate-token NAMESPACE [--data DIR]
-  Gives the publisher a new token and prints only it; the old token is refused from now on.`;
+  Gives the publisher a new token and prints only it; the old token is refused from now on.
+--database URL (or TOOLSEAL_DATABASE_URL) instead of --data: the publishers of a PostgreSQL registry.`;
 
 export async function runPublisherCommand(args: string[]): Promise<ExitCode> {
-  const { values, positionals } = parseArgs({ args, options: { data: { type: 'string' } }, allowPositionals: true });
+  const { values, positionals } = parseArgs({
+    args,
+    options: { data: { type: 'string' }, database: { type: 'string' } },
+    allowPositionals: true,
+  });
   const [action, namespace, ...rest] = positionals;
-  const dataDir = resolveDataDir(values.data);
+  const dataDir = resolveDatabaseUrl(values.database) ?? resolveDataDir(values.data);
   if (action === 'list' && namespace === undefined) {
     await writeStdout(`${JSON.stringify({ publishers: await listPublishers(dataDir) })}\n`);
     return 0;

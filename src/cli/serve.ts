@@ -4,26 +4,33 @@ import { parseArgs } from 'node:util';
 import {
   DEV_NAMESPACE,
   defaultPipelineWorkers,
+  redactDatabaseUrl,
   type RunningRegistryServer,
   seedDevRegistry,
   startRegistryServer,
 } from '../server/index.ts';
 import {
   parsePositiveInteger,
+  resolveDatabaseUrl,
   resolveDataDir,
   resolveKeysDir,
   resolvePipelineWorkers,
   resolvePort,
   resolveUserPath,
 } from './config.ts';
-import type { ExitCode } from './output.ts';
+import { type ExitCode, UsageError } from './output.ts';
 
-export const serveUsage = `toolseal serve [--port P] [--data DIR] [--keys DIR] [--origin URL] [--max-body-bytes N] [--pipeline-workers N] [--dev]
+export const serveUsage = `toolseal serve [--port P] [--data DIR] [--keys DIR] [--origin URL] [--max-body-bytes N] [--pipeline-workers N] [--approval-ttl SECONDS] [--database URL] [--dev]
   Serves the registry on 127.0.0.1 (defaults: port 8787, data/, keys/; or TOOLSEAL_PORT, TOOLSEAL_DATA,
   TOOLSEAL_KEYS). A signing key is generated on first start. --pipeline-workers: threads that run the
   publish pipeline (default: one per core beyond the first, at most 4; or TOOLSEAL_PIPELINE_WORKERS); with
   1 or more, publishes are also signed and committed on a writer thread; 0 runs both on the event loop.
+  --approval-ttl: how long an approval request stays open, 1..86400 seconds (default 900; or
+  TOOLSEAL_APPROVAL_TTL); an expired one fails closed.
   --dev: on an empty database, create a local dev publisher and publish the examples in manifests/.
+  --database URL: keep the registry in PostgreSQL (postgres://…, or pglite:[DIR] in process; or
+  TOOLSEAL_DATABASE_URL) instead of SQLite under --data; migrated on start; publishes then commit on the event
+  loop (the writer thread is SQLite-only). The keys stay in --keys.
   Stops gracefully on SIGTERM/SIGINT.`;
 
 export async function runServeCommand(args: string[]): Promise<ExitCode> {
@@ -36,29 +43,35 @@ export async function runServeCommand(args: string[]): Promise<ExitCode> {
       origin: { type: 'string' },
       'max-body-bytes': { type: 'string' },
       'pipeline-workers': { type: 'string' },
+      database: { type: 'string' },
+      'approval-ttl': { type: 'string' },
       dev: { type: 'boolean' },
       examples: { type: 'string' },
     },
   });
   const dataDir = resolveDataDir(values.data);
+  const databaseUrl = resolveDatabaseUrl(values.database);
   const keysDir = resolveKeysDir(values.keys);
   const maxBodyBytes =
     parsePositiveInteger(values['max-body-bytes'] ?? process.env['TOOLSEAL_MAX_BODY_BYTES'], '--max-body-bytes') ??
     1024 * 1024;
   const origin = values.origin ?? process.env['TOOLSEAL_ORIGIN'];
+  const approvalTtlSeconds = resolveApprovalTtl(values['approval-ttl'] ?? process.env['TOOLSEAL_APPROVAL_TTL']);
   const server = await startRegistryServer({
     dataDir,
+    databaseUrl,
     keysDir,
     port: resolvePort(values.port),
     ...(origin === undefined ? {} : { origin }),
     pipelineWorkers: resolvePipelineWorkers(values['pipeline-workers'], defaultPipelineWorkers()),
     limits: { maxBytes: maxBodyBytes },
     app: { maxBodyBytes },
+    ...(approvalTtlSeconds === undefined ? {} : { approvalTtlSeconds }),
   });
   try {
     const lines = [
       `toolseal registry listening on ${server.url}`,
-      `  data: ${dataDir}  keys: ${keysDir}  signing key: ${server.registry.activeKid}  pipeline workers: ${server.pipelineWorkers}  writer thread: ${server.writerThread ? 'yes' : 'no'}`,
+      `  data: ${databaseUrl === undefined ? dataDir : redactDatabaseUrl(databaseUrl)}  keys: ${keysDir}  signing key: ${server.registry.activeKid}  pipeline workers: ${server.pipelineWorkers}  writer thread: ${server.writerThread ? 'yes' : 'no'}`,
     ];
     if (values.dev)
       lines.push(
@@ -78,6 +91,13 @@ export async function runServeCommand(args: string[]): Promise<ExitCode> {
     await server.close();
   }
   return 0;
+}
+
+/** --approval-ttl (or TOOLSEAL_APPROVAL_TTL): 1 to 86400 seconds in decimal digits. */
+function resolveApprovalTtl(text: string | undefined): number | undefined {
+  const seconds = parsePositiveInteger(text, '--approval-ttl');
+  if (seconds !== undefined && seconds > 86_400) throw new UsageError('--approval-ttl must be 1..86400 seconds');
+  return seconds;
 }
 
 /** Seed an empty registry with the examples, and say how to try it. */

@@ -39,6 +39,7 @@ export const ERROR_CODES = [
   'INTERNAL',
   'STORAGE_FULL',
   'DATA_DIR_LOCKED',
+  'STORAGE_UNAVAILABLE',
   // HTTP transport: refused by the server's HTTP parser before any route runs
   'HEADERS_TOO_LARGE',
   'REQUEST_TIMEOUT',

@@ -1,11 +1,14 @@
 // Serve a Hono app on 127.0.0.1 with graceful shutdown (stop accepting, finish in-flight requests). Requests refused
 // before the app sees them (by Node's HTTP parser, or by the adapter building the Request) are answered as RFC 9457
-// problems too (src/http/early-refusals.ts).
+// problems too (src/http/early-refusals.ts); plain GETs the app already answered from its immutable cache are answered
+// in front of it (src/http/fast-reads.ts, issue 16 §4).
 
 import type { AddressInfo, Socket } from 'node:net';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
 import { answerAdapterError, answerParserError } from './early-refusals.ts';
+import { answerFromCache } from './fast-reads.ts';
+import type { ImmutableBodyCache } from './immutable-body-cache.ts';
 
 export interface RunningServer {
   port: number;
@@ -14,10 +17,16 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+export interface HttpServerOptions {
+  /** The cache the app answers immutable reads from (AppDeps.cache): what it answered, the server answers first. */
+  fastReads?: ImmutableBodyCache;
+}
+
 /** Listen on 127.0.0.1 only (port 0 picks a free port). */
 export function startHttpServer(
   app: { fetch: (request: Request, env?: unknown) => Response | Promise<Response> },
   port: number,
+  options: HttpServerOptions = {},
 ): Promise<RunningServer> {
   return new Promise((resolve, reject) => {
     let closing = false;
@@ -28,7 +37,14 @@ export function startHttpServer(
       hostname: '127.0.0.1',
       errorHandler: answerAdapterError,
     });
-    const server = createServer(listener);
+    const cache = options.fastReads;
+    const server = createServer(
+      cache === undefined
+        ? listener
+        : (request, response) => {
+            if (!answerFromCache(cache, request, response)) return listener(request, response);
+          },
+    );
     server.prependListener('request', (_request: IncomingMessage, response: ServerResponse) => {
       inFlight.add(response);
       response.once('close', () => inFlight.delete(response));

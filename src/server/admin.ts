@@ -15,15 +15,26 @@ import {
   revokePublisher as revokeStoredPublisher,
   rotatePublisherToken as rotateStoredPublisherToken,
 } from '../registry/publishers.ts';
+import {
+  createPrincipal,
+  listPrincipals as listStoredPrincipals,
+  type PrincipalKind,
+  type PrincipalSummary,
+  revokePrincipal as revokeStoredPrincipal,
+} from '../registry/principals.ts';
 import { openRegistry } from '../registry/registry.ts';
 import { bodyOf } from '../registry/transparency-log.ts';
 import type { CheckpointRecord, Store } from '../store/index.ts';
-import { databaseFileOf, inspectDatabaseFile, openStore } from '../store/sqlite/index.ts';
+import { isDatabaseUrl, redactDatabaseUrl } from '../store/postgres/index.ts';
+import { openStoreFor } from './start-registry-server.ts';
+import { backupDatabase, type DatabaseBackup, databaseFileOf, inspectDatabaseFile } from '../store/sqlite/index.ts';
 
 export type { PublisherSummary } from '../registry/publishers.ts';
+export type { PrincipalKind, PrincipalSummary } from '../registry/principals.ts';
 
+/** `dataDir` may also be a database URL (postgres://…, pglite:…): the PostgreSQL store (see openStoreFor). */
 function withStore<T>(dataDir: string, work: (store: Store) => Promise<T> | T): Promise<T> {
-  const store = openStore({ dataDir });
+  const store = openStoreFor(dataDir);
   return Promise.resolve()
     .then(() => work(store))
     .finally(() => store.close());
@@ -31,7 +42,7 @@ function withStore<T>(dataDir: string, work: (store: Store) => Promise<T> | T): 
 
 /** Like withStore, but NOT_FOUND (and nothing created) when the folder holds no registry database. */
 function withExistingStore<T>(dataDir: string, work: (store: Store) => Promise<T> | T): Promise<T> {
-  if (!existsSync(databaseFileOf(dataDir))) {
+  if (!isDatabaseUrl(dataDir) && !existsSync(databaseFileOf(dataDir))) {
     return Promise.reject(new ToolsealError('NOT_FOUND', `no registry database in ${dataDir}`));
   }
   return withStore(dataDir, work);
@@ -66,6 +77,32 @@ export function rotatePublisherToken(
   return withExistingStore(dataDir, (store) => rotateStoredPublisherToken(store, namespace));
 }
 
+/** Create an operator or a host called `name`; the token is returned once (only its hash is stored). */
+export function addPrincipal(
+  dataDir: string,
+  kind: PrincipalKind,
+  name: string,
+): Promise<{ kind: PrincipalKind; name: string; token: string }> {
+  return withStore(dataDir, (store) => {
+    const { principal, token } = createPrincipal(store, kind, name);
+    return { kind, name: principal.name, token };
+  });
+}
+
+/** Every operator (or host): name, creation and revocation times; never a token or a token hash. */
+export function listPrincipals(dataDir: string, kind: PrincipalKind): Promise<PrincipalSummary[]> {
+  return withExistingStore(dataDir, (store) => listStoredPrincipals(store, kind));
+}
+
+/** Revoke an operator or a host: its token is refused from now on, also by a running server. */
+export function revokePrincipal(
+  dataDir: string,
+  kind: PrincipalKind,
+  name: string,
+): Promise<{ kind: PrincipalKind; name: string; revokedAt: string; alreadyRevoked: boolean }> {
+  return withExistingStore(dataDir, (store) => revokeStoredPrincipal(store, kind, name));
+}
+
 /** Make a new signing key active and retire the current one (logged). */
 export function rotateSigningKey(options: {
   dataDir: string;
@@ -78,19 +115,30 @@ export function rotateSigningKey(options: {
 }
 
 /**
+ * An online backup of the data folder's database to one file (SQLite's backup API, beside a running server); the
+ * keys folder is not in it (docs/deploy.md: back it up separately). Restore: that file as `<data>/toolseal.db`.
+ */
+export function backupRegistry(options: { dataDir: string; out: string }): Promise<DatabaseBackup> {
+  return backupDatabase(options.dataDir, options.out);
+}
+
+/**
  * fsck over the data folder. Checkpoint signatures are checked when the log key is in `keysDir`: the verifier is
  * rebuilt from it and the origin the checkpoints were signed under. NOT_FOUND when there is no database; a database
  * too damaged to open is a report with its INTEGRITY_ERROR problem.
  */
 export async function checkRegistry(options: { dataDir: string; keysDir: string }): Promise<FsckReport> {
-  if (!existsSync(databaseFileOf(options.dataDir))) {
+  // `dataDir` may be a database URL: the PostgreSQL store (its structure check: triggers, amcheck when installed).
+  const onUrl = isDatabaseUrl(options.dataDir);
+  if (!onUrl && !existsSync(databaseFileOf(options.dataDir))) {
     throw new ToolsealError('NOT_FOUND', `no registry database in ${options.dataDir}`);
   }
   let store: Store;
   try {
-    store = openStore({ dataDir: options.dataDir });
+    store = openStoreFor(options.dataDir);
   } catch (error) {
-    if (isToolsealError(error) && error.code === 'INTEGRITY_ERROR') return reportUnreadable(options.dataDir, error);
+    if (!onUrl && isToolsealError(error) && error.code === 'INTEGRITY_ERROR')
+      return reportUnreadable(options.dataDir, error);
     throw error;
   }
   try {
@@ -122,7 +170,27 @@ function reportUnreadable(dataDir: string, error: ToolsealError): FsckReport {
   for (const line of inspectDatabaseFile(databaseFileOf(dataDir))) messages.add(`the database is corrupt: ${line}`);
   return {
     ok: false,
-    checked: { blobs: 0, versions: 0, logEntries: 0, logNodes: 0, checkpoints: 0, checkpointSignatures: 0 },
+    checked: {
+      blobs: 0,
+      versions: 0,
+      logEntries: 0,
+      logNodes: 0,
+      checkpoints: 0,
+      checkpointSignatures: 0,
+      approvals: 0,
+    },
     problems: [...messages].map((message) => ({ code: 'INTEGRITY_ERROR', where: 'database', message })),
   };
+}
+
+/**
+ * Apply the committed migrations to the database at `where` (a database URL, or a SQLite data folder), creating it
+ * if needed: opening a store migrates it. Says where, without a password.
+ */
+export function migrateRegistry(where: string): Promise<{ database: string; dialect: 'postgresql' | 'sqlite' }> {
+  const onUrl = isDatabaseUrl(where);
+  return withStore(where, () => ({
+    database: onUrl ? redactDatabaseUrl(where) : databaseFileOf(where),
+    dialect: onUrl ? 'postgresql' : 'sqlite',
+  }));
 }

@@ -9,13 +9,23 @@ export {
   type RunningRegistryServer,
 } from './start-registry-server.ts';
 export {
+  addPrincipal,
+  listPrincipals,
+  revokePrincipal,
+  type PrincipalKind,
+  type PrincipalSummary,
+} from './admin.ts';
+export {
   addPublisher,
+  backupRegistry,
   checkRegistry,
   listPublishers,
+  migrateRegistry,
   revokePublisher,
   rotatePublisherToken,
   rotateSigningKey,
   type PublisherSummary,
 } from './admin.ts';
 export { DEV_NAMESPACE, seedDevRegistry, type DevSeed } from './dev-seed.ts';
+export { isDatabaseUrl, redactDatabaseUrl } from '../store/postgres/index.ts';
 export { defaultPipelineWorkers } from '../runtime/pipeline-pool.ts';

@@ -1,8 +1,10 @@
 // The one composition root: store → keys → registry (pipeline and committer, inline or on threads) → app → server,
 // in that order, and closed in the reverse order. Used by `toolseal serve`, the benches and the tests.
 
+import { mkdirSync } from 'node:fs';
 import type { AppDeps } from '../http/app.ts';
 import { createApp } from '../http/app.ts';
+import { DEFAULT_CACHE_BYTES, ImmutableBodyCache } from '../http/immutable-body-cache.ts';
 import { type RunningServer, startHttpServer } from '../http/serve.ts';
 import type { PublishCommitter } from '../registry/group-commit.ts';
 import { inlinePipeline } from '../registry/pipeline-runner.ts';
@@ -10,15 +12,22 @@ import { openRegistry, type Registry, type RegistryOptions } from '../registry/r
 import { startPipelinePool } from '../runtime/pipeline-pool.ts';
 import { startPublishWriter } from '../runtime/publish-writer.ts';
 import type { Store } from '../store/index.ts';
+import { isDatabaseUrl, openPostgresStore } from '../store/postgres/index.ts';
 import { openStore } from '../store/sqlite/index.ts';
 import { type DataDirLock, lockDataDir } from './data-dir-lock.ts';
 
 /**
  * What a registry is opened with: the registry's own options (keys, origin, clock, limits, where the pipeline runs and
  * where publishes commit; the opener of the registry closes those), and the data folder instead of a store: the data
- * folder (`toolseal.db` inside), or `:memory:` for a store that lives as long as the process.
+ * folder (`toolseal.db` inside), or `:memory:` for a store that lives as long as the process; or, with `databaseUrl`
+ * (`postgres://…`, `pglite:[DIR]`), a PostgreSQL store instead (the data folder then holds only dev files).
  */
-export type RegistryConfig = Omit<RegistryOptions, 'store'> & { dataDir: string };
+export type RegistryConfig = Omit<RegistryOptions, 'store'> & { dataDir: string; databaseUrl?: string | undefined };
+
+/** The store at `where`: a database URL (PostgreSQL, migrated on open) or a SQLite data folder (or `:memory:`). */
+export function openStoreFor(where: string): Store {
+  return isDatabaseUrl(where) ? openPostgresStore({ url: where }) : openStore({ dataDir: where });
+}
 
 export interface OpenedRegistry {
   store: Store;
@@ -29,11 +38,11 @@ export interface OpenedRegistry {
 
 /** Open the store and the registry over it (synchronously: the pipeline and committer, if given, are the caller's). */
 export function openRegistryAt(config: RegistryConfig): OpenedRegistry {
-  const store = openStore({ dataDir: config.dataDir });
+  const store = openStoreFor(config.databaseUrl ?? config.dataDir);
   const pipeline = config.pipeline ?? inlinePipeline;
   let registry: Registry;
   try {
-    const { dataDir: _dataDir, ...options } = config;
+    const { dataDir: _dataDir, databaseUrl: _databaseUrl, ...options } = config;
     registry = openRegistry({ ...options, store, pipeline });
   } catch (error) {
     store.close();
@@ -82,7 +91,11 @@ type Fetch = (request: Request, env?: unknown) => Response | Promise<Response>;
  * publishes, then closes threads and the store, and releases the lock. A failure on the way closes whatever was opened.
  */
 export async function startRegistryServer(options: RegistryServerOptions): Promise<RunningRegistryServer> {
-  const lock = lockDataDir(options.dataDir);
+  // On PostgreSQL the database orders the writers (see src/store/postgres): no data folder to hold, only one to
+  // keep the dev files (--dev's token) in.
+  if (options.databaseUrl !== undefined && options.dataDir !== ':memory:')
+    mkdirSync(options.dataDir, { recursive: true });
+  const lock = options.databaseUrl === undefined ? lockDataDir(options.dataDir) : { release: () => {} };
   try {
     return await startLockedRegistryServer(options, lock);
   } catch (error) {
@@ -104,16 +117,22 @@ async function startLockedRegistryServer(
     await pipeline.whenReady();
     let app: { fetch: Fetch } | undefined;
     const starting: Fetch = () => new Response('starting', { status: 503, headers: { 'Retry-After': '1' } });
+    // One immutable cache for the app and the server: what the app answered from it, the server answers first.
+    const cache = options.app?.cache ?? new ImmutableBodyCache(options.app?.cacheBytes ?? DEFAULT_CACHE_BYTES);
     server = await startHttpServer(
       { fetch: (request, env) => (app ?? { fetch: starting }).fetch(request, env) },
       options.port,
+      { fastReads: cache },
     );
     const origin = options.origin ?? server.url;
+    // The writer thread opens a SQLite store of its own: on PostgreSQL, publishes commit on the event loop.
     committer =
-      workers > 0 ? startPublishWriter({ dataDir: options.dataDir, keysDir: options.keysDir, origin }) : undefined;
+      workers > 0 && options.databaseUrl === undefined
+        ? startPublishWriter({ dataDir: options.dataDir, keysDir: options.keysDir, origin })
+        : undefined;
     opened = openRegistryAt({ ...options, origin, pipeline, ...(committer === undefined ? {} : { committer }) });
     await committer?.whenReady();
-    app = createApp({ ...options.app, registry: opened.registry });
+    app = createApp({ ...options.app, registry: opened.registry, cache });
     const running = server;
     const registry = opened;
     return {

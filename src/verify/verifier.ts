@@ -8,6 +8,7 @@ import { ToolsealError } from '../core/errors.ts';
 import { isJsonObject } from '../core/json.ts';
 import type { RegistryClient } from '../client/registry-client.ts';
 import { normaliseRegistryUrl } from '../client/registry-client.ts';
+import { fetchConsistencyProofFromTiles, withTileFallback } from '../client/tile-proofs.ts';
 import type { NoteVerifier } from '../log/index.ts';
 import { consistencyProofPath } from '../protocol/routes.ts';
 import { CheckpointCache, type ConsistencyEvidence, type ConsistencyRange } from './checkpoint-cache.ts';
@@ -19,7 +20,7 @@ import {
   fetchRegistryLogKey,
   fetchVerifiedWith,
 } from './fetch-verified.ts';
-import { readEvidence, toVerifier, type VerifiedCheckpoint } from './log-evidence.ts';
+import { createEvidenceReader, readEvidence, toVerifier, type VerifiedCheckpoint } from './log-evidence.ts';
 import { type VerifiedManifest, type VerifyFetchedInput, verifyWithKeys } from './verify-fetched.ts';
 
 export interface VerifierOptions {
@@ -61,6 +62,7 @@ export function createVerifier(options: VerifierOptions = {}): Verifier {
   const checkpoints = new WeakMap<NoteVerifier, CheckpointCache>();
   const tofuJwks = new Map<string, Promise<Jwks>>();
   const tofuLogKeys = new Map<string, Promise<string>>();
+  const evidenceReader = createEvidenceReader();
 
   const usableJwks = (source: Jwks | readonly JwksKey[]): Jwks => {
     let usable = usableByObject.get(source);
@@ -97,6 +99,7 @@ export function createVerifier(options: VerifierOptions = {}): Verifier {
       {
         usableJwks: () => usableJwks(jwks),
         checkCheckpoint: (note, verifier) => cacheFor(verifier).admit(note, input.consistency),
+        readEvidence: evidenceReader,
       },
     );
   };
@@ -163,8 +166,16 @@ function readNote(inclusion: VerifierInput['inclusion']): string | undefined {
   }
 }
 
+/** The consistency proof for `range`: the proof route, else derived from the log's tiles (a static mirror). */
+function fetchConsistency(http: RegistryClient, range: ConsistencyRange): Promise<ConsistencyEvidence> {
+  return withTileFallback(
+    () => fetchConsistencyRoute(http, range),
+    async () => ({ ...range, hashes: await fetchConsistencyProofFromTiles(http, range.from, range.to) }),
+  );
+}
+
 /** GET /v1/log/proof/consistency?from&to ({from, to, hashes}); its hashes are only trusted once they verify. */
-async function fetchConsistency(http: RegistryClient, range: ConsistencyRange): Promise<ConsistencyEvidence> {
+async function fetchConsistencyRoute(http: RegistryClient, range: ConsistencyRange): Promise<ConsistencyEvidence> {
   const value = await http.getJson(consistencyProofPath(range.from, range.to));
   const hashes = isJsonObject(value) && Array.isArray(value['hashes']) ? value['hashes'] : undefined;
   const decoded = hashes?.map((hash) => (typeof hash === 'string' ? decodeBase64Strict(hash) : undefined));

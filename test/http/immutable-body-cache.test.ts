@@ -82,3 +82,71 @@ describe('sendVerifiedBody', () => {
     }
   });
 });
+
+describe('ImmutableBodyCache request targets and other headers', () => {
+  const body = (n: number): Uint8Array => new Uint8Array(100).fill(n);
+
+  it('remembers a target only for a kept entry, forgets it with the entry, and never a very long one', () => {
+    const cache = new ImmutableBodyCache(400);
+    cache.put('k1', body(1), computeDigest(body(1)), LINK);
+    cache.remember('/a', 'k1');
+    cache.remember('/b', 'missing');
+    cache.remember(undefined, 'k1');
+    cache.remember(`/${'x'.repeat(600)}`, 'k1');
+    expect(cache.lookup('/a')?.bytes).toEqual(body(1));
+    expect(cache.lookup('/b')).toBeUndefined();
+    expect(cache.lookup(`/${'x'.repeat(600)}`)).toBeUndefined();
+    for (const n of [2, 3, 4, 5]) cache.put(`k${n}`, body(n), computeDigest(body(n)), LINK); // evicts k1
+    expect(cache.get('k1')).toBeUndefined();
+    expect(cache.lookup('/a')).toBeUndefined();
+    const none = new ImmutableBodyCache(0);
+    none.put('k', body(1), computeDigest(body(1)), LINK);
+    none.remember('/a', 'k');
+    expect(none.lookup('/a')).toBeUndefined();
+  });
+
+  it('putWithHeaders: exactly the given headers plus Content-Length, sorted; raw headers in the same order', () => {
+    const bytes = utf8('{"payload":"x"}');
+    const digest = computeDigest(bytes);
+    const entry = new ImmutableBodyCache(1024).putWithHeaders('a', bytes, digest, {
+      etag: `"${digest}"`,
+      'content-type': 'application/jose+json',
+      'cache-control': IMMUTABLE_CACHE_CONTROL,
+    });
+    expect(Object.entries(entry.headers)).toEqual([
+      ['cache-control', IMMUTABLE_CACHE_CONTROL],
+      ['content-length', String(bytes.byteLength)],
+      ['content-type', 'application/jose+json'],
+      ['etag', `"${digest}"`],
+    ]);
+    expect(entry.rawHeaders).toEqual(Object.entries(entry.headers).flat());
+    expect(sendVerifiedBody(entry, `"${digest}"`).status).toBe(304);
+    // Without an ETag there is nothing to match: If-None-Match never makes it a 304.
+    const plain = new ImmutableBodyCache(1024).putWithHeaders('t', bytes, digest, { 'content-type': 'x/y' });
+    expect(plain.notModifiedHeaders).toEqual({});
+    for (const tag of ['*', '""']) expect(sendVerifiedBody(plain, tag).status).toBe(200);
+  });
+});
+
+describe('the checked copy', () => {
+  const refusal = (run: () => unknown): string | undefined => {
+    try {
+      run();
+    } catch (error) {
+      return error instanceof ToolsealError ? error.code : String(error);
+    }
+    return undefined;
+  };
+
+  it('bytes that never matched their digest, or a copy that changed, are INTEGRITY_ERROR before any byte', () => {
+    const bytes = utf8('{"name":"x"}');
+    const wrong = new ImmutableBodyCache(1024).put('k', bytes, computeDigest(utf8('{}')), LINK);
+    expect(wrong.checked).toBeUndefined();
+    expect(refusal(() => sendVerifiedBody(wrong, undefined))).toBe('INTEGRITY_ERROR');
+    const entry = new ImmutableBodyCache(1024).put('k', bytes, computeDigest(bytes), LINK);
+    expect(entry.checked).not.toBe(entry.bytes);
+    expect(refusal(() => sendVerifiedBody(entry, undefined))).toBeUndefined();
+    entry.checked![0] = 0x20;
+    expect(refusal(() => sendVerifiedBody(entry, undefined))).toBe('INTEGRITY_ERROR');
+  });
+});

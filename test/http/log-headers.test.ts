@@ -58,7 +58,11 @@ describe('log and key headers', () => {
     for (const path of [formatTilePath(0, 0, size), formatEntryBundlePath(0, size)]) {
       const response = await env.app.request(`/v1/log/${path}`);
       expect(response.status, path).toBe(200);
-      expectHeaders(response, { 'cache-control': IMMUTABLE, 'content-type': 'application/octet-stream' });
+      expectHeaders(response, {
+        'cache-control': IMMUTABLE,
+        'content-type': 'application/octet-stream',
+        vary: 'Accept-Encoding',
+      });
     }
     for (const path of [formatTilePath(0, 0, size + 1), formatEntryBundlePath(0, size + 1)]) {
       await expectProblem(await env.app.request(`/v1/log/${path}`), 'NOT_FOUND');

@@ -88,6 +88,7 @@ describe('the npm tarball, installed into an empty folder', { timeout: CHILD_TIM
       'dist/host/index.d.ts',
       'dist/host/index.js.map',
       'drizzle/meta/_journal.json',
+      'drizzle-pg/meta/_journal.json',
       'schema/manifest-v1.schema.json',
       'manifests/payments.json',
       'README.md',

@@ -1,4 +1,5 @@
-// Content-addressed reads: GET /v1/blobs/{digest} (the exact bytes, through the verified cache) and
+// Content-addressed reads: GET /v1/blobs/{digest} (the exact bytes, through the verified cache, which remembers the
+// request target for the fast read path of issue 16 §4) and
 // GET /v1/attestations/{digest} (every name@version bound to those bytes, each with its RFC 9162 inclusion proof).
 
 import type { JsonObject } from '../../core/json.ts';
@@ -8,7 +9,7 @@ import { ToolsealError } from '../../core/errors.ts';
 import type { CheckpointRecord } from '../../store/index.ts';
 import type { DigestBinding, Registry } from '../../registry/index.ts';
 import type { App } from '../app-env.ts';
-import { type ImmutableBodyCache, sendVerifiedBody } from '../immutable-body-cache.ts';
+import { type ImmutableBodyCache, readRawTarget, sendVerifiedBody } from '../immutable-body-cache.ts';
 import { formatInclusionProofDto, formatTlogProofText } from '../inclusion-proof.ts';
 
 export function mountBlobRoutes(app: App, registry: Registry, cache: ImmutableBodyCache): void {
@@ -21,6 +22,7 @@ export function mountBlobRoutes(app: App, registry: Registry, cache: ImmutableBo
       const link = `<${attestationsByDigestPath(digest)}>; rel="attestation"; type="${JSON_CONTENT_TYPE}"`;
       entry = cache.put(key, blob.bytes, blob.digest, link);
     }
+    cache.remember(readRawTarget(c.env), key);
     return sendVerifiedBody(entry, c.req.header('If-None-Match'));
   });
 

@@ -1,6 +1,9 @@
 // The transparency log over HTTP: C2SP tlog-checkpoint (the latest signed note), the note verifier key, C2SP
-// tlog-tiles (hash tiles and entry bundles, immutable once they exist) and RFC 9162 §2.1 inclusion/consistency proofs.
+// tlog-tiles (hash tiles and entry bundles, immutable once they exist; gzip when the client accepts it, RFC 9110
+// §12.5.3) and RFC 9162 §2.1 inclusion/consistency proofs.
 
+import { gzipSync } from 'node:zlib';
+import { computeSha256Hex } from '../../core/digest.ts';
 import { ToolsealError } from '../../core/errors.ts';
 import {
   computeEntryBundleWidth,
@@ -17,7 +20,12 @@ import { IMMUTABLE_CACHE_CONTROL } from '../immutable-body-cache.ts';
 
 const NOTE_CONTENT_TYPE = 'text/plain; charset=utf-8';
 /** tlog-tiles: a tile (full, or partial of a given width) never changes once it exists. */
-const TILE_HEADERS = { 'Content-Type': 'application/octet-stream', 'Cache-Control': IMMUTABLE_CACHE_CONTROL };
+const TILE_HEADERS = {
+  'Content-Type': 'application/octet-stream',
+  'Cache-Control': IMMUTABLE_CACHE_CONTROL,
+  // Served gzip-compressed to a client that accepts it (tlog-tiles SHOULD), identity otherwise.
+  Vary: 'Accept-Encoding',
+};
 
 export function mountLogRoutes(app: App, registry: Registry): void {
   app.get(ROUTES.logCheckpoint, (c) => {
@@ -33,7 +41,8 @@ export function mountLogRoutes(app: App, registry: Registry): void {
     }),
   );
 
-  app.get(ROUTES.logTile, (c) => sendTile(c, registry));
+  const gzipped = new GzipCache(32 * 1024 * 1024);
+  app.get(ROUTES.logTile, (c) => sendTile(c, registry, gzipped));
 
   app.get(ROUTES.inclusionProof, (c) => {
     const index = readIntegerQuery(c, 'index');
@@ -49,18 +58,65 @@ export function mountLogRoutes(app: App, registry: Registry): void {
 }
 
 /** A hash tile or entry bundle, only when the latest checkpoint covers all of its width (404 otherwise). */
-function sendTile(c: AppContext, registry: Registry): Response {
-  const tile = parseTilePath(new URL(c.req.url).pathname.slice(LOG_PREFIX.length));
+function sendTile(c: AppContext, registry: Registry, gzipped: GzipCache): Response {
+  const path = new URL(c.req.url).pathname.slice(LOG_PREFIX.length);
+  const tile = parseTilePath(path);
   const size = registry.latestCheckpoint()?.size ?? 0;
+  let body: Uint8Array;
   if (tile.kind === 'entries') {
     const available = computeEntryBundleWidth(tile.index, size);
     if (available < tile.width)
       throw new ToolsealError('NOT_FOUND', 'that entry bundle is not in the latest checkpoint');
-    const entries = registry.readLogEntryData(tile.index * 256, tile.index * 256 + tile.width);
-    return c.body(formatEntryBundle(entries) as Uint8Array<ArrayBuffer>, 200, TILE_HEADERS);
+    body = formatEntryBundle(registry.readLogEntryData(tile.index * 256, tile.index * 256 + tile.width));
+  } else {
+    const available = computeTileWidth(tile.level, tile.index, size);
+    if (available < tile.width) throw new ToolsealError('NOT_FOUND', 'that tile is not in the latest checkpoint');
+    body = readTile(registry.log.nodeReader, tile.level, tile.index, tile.width);
   }
-  const available = computeTileWidth(tile.level, tile.index, size);
-  if (available < tile.width) throw new ToolsealError('NOT_FOUND', 'that tile is not in the latest checkpoint');
-  const hashes = readTile(registry.log.nodeReader, tile.level, tile.index, tile.width);
-  return c.body(hashes as Uint8Array<ArrayBuffer>, 200, TILE_HEADERS);
+  if (!acceptsGzip(c.req.header('Accept-Encoding'))) return c.body(body as Uint8Array<ArrayBuffer>, 200, TILE_HEADERS);
+  return c.body(gzipped.get(body) as Uint8Array<ArrayBuffer>, 200, {
+    ...TILE_HEADERS,
+    'Content-Encoding': 'gzip',
+  });
+}
+
+/** RFC 9110 §12.5.3: gzip (or x-gzip, or `*`) listed with a non-zero weight. */
+export function acceptsGzip(header: string | undefined): boolean {
+  if (header === undefined) return false;
+  return header.split(',').some((item) => {
+    const [coding = '', ...params] = item.split(';').map((part) => part.trim().toLowerCase());
+    if (coding !== 'gzip' && coding !== 'x-gzip' && coding !== '*') return false;
+    const weight = params.find((param) => param.startsWith('q='));
+    return weight === undefined || Number(weight.slice(2)) > 0;
+  });
+}
+
+/**
+ * Each tile compressed once (the most recently used are kept). Keyed by the digest of the bytes just read, not by
+ * the path: what is sent is always the compression of what the log holds now (a damaged row is never hidden).
+ */
+class GzipCache {
+  private readonly entries = new Map<string, Uint8Array>();
+  private bytes = 0;
+
+  constructor(private readonly maxBytes: number) {}
+
+  get(body: Uint8Array): Uint8Array {
+    const key = computeSha256Hex(body);
+    const cached = this.entries.get(key);
+    if (cached !== undefined) {
+      this.entries.delete(key);
+      this.entries.set(key, cached);
+      return cached;
+    }
+    const compressed = new Uint8Array(gzipSync(body));
+    this.entries.set(key, compressed);
+    this.bytes += compressed.byteLength;
+    for (const [oldest, value] of this.entries) {
+      if (this.bytes <= this.maxBytes) break;
+      this.entries.delete(oldest);
+      this.bytes -= value.byteLength;
+    }
+    return compressed;
+  }
 }

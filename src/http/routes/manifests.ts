@@ -1,14 +1,20 @@
-// GET /v1/manifests (search, paged by an opaque cursor), a manifest's versions, a version's exact bytes (through the
-// verified cache), `latest` as a 302 (RFC 9110 §15.4.3) and the version's attestation (RFC 7515 §7.2 flattened JWS).
+// GET /v1/manifests (search, paged by an opaque cursor), a manifest's versions, a version's exact bytes and its
+// attestation (RFC 7515 §7.2 flattened JWS), both through the verified cache (which also remembers the request target
+// for the fast read path, issue 16 §4), and `latest` as a 302 (RFC 9110 §15.4.3).
 
-import { computeSha256Hex } from '../../core/digest.ts';
+import { computeDigest } from '../../core/digest.ts';
 import { ToolsealError } from '../../core/errors.ts';
 import { formatManifestRef } from '../../protocol/manifest-ref.ts';
 import { attestationPath, ROUTES, versionPath } from '../../protocol/routes.ts';
 import { JOSE_JSON_CONTENT_TYPE, type ManifestListResponse, type VersionListResponse } from '../../protocol/wire.ts';
 import type { Registry } from '../../registry/index.ts';
 import { type App, readManifestName, readQuery } from '../app-env.ts';
-import { IMMUTABLE_CACHE_CONTROL, type ImmutableBodyCache, sendVerifiedBody } from '../immutable-body-cache.ts';
+import {
+  IMMUTABLE_CACHE_CONTROL,
+  type ImmutableBodyCache,
+  readRawTarget,
+  sendVerifiedBody,
+} from '../immutable-body-cache.ts';
 
 export function mountManifestRoutes(app: App, registry: Registry, cache: ImmutableBodyCache): void {
   app.get(ROUTES.manifests, (c) => {
@@ -53,16 +59,26 @@ export function mountManifestRoutes(app: App, registry: Registry, cache: Immutab
       const link = `<${attestationPath(name, version)}>; rel="attestation"; type="${JOSE_JSON_CONTENT_TYPE}"`;
       entry = cache.put(key, stored.bytes, stored.digest, link);
     }
+    cache.remember(readRawTarget(c.env), key);
     return sendVerifiedBody(entry, c.req.header('If-None-Match'));
   });
 
   app.get(ROUTES.attestation, (c) => {
-    const record = registry.getVersionRecord(readManifestName(c), c.req.param('version'));
-    return c.body(new Uint8Array(record.attestation), 200, {
-      'Content-Type': JOSE_JSON_CONTENT_TYPE,
-      'Cache-Control': IMMUTABLE_CACHE_CONTROL,
-      ETag: `"sha256:${computeSha256Hex(record.attestation)}"`,
-    });
+    const name = readManifestName(c);
+    const version = c.req.param('version');
+    const key = `a:${formatManifestRef(name, version)}`;
+    let entry = cache.get(key);
+    if (!entry) {
+      const attestation = new Uint8Array(registry.getVersionRecord(name, version).attestation);
+      const digest = computeDigest(attestation);
+      entry = cache.putWithHeaders(key, attestation, digest, {
+        'cache-control': IMMUTABLE_CACHE_CONTROL,
+        'content-type': JOSE_JSON_CONTENT_TYPE,
+        etag: `"${digest}"`,
+      });
+    }
+    cache.remember(readRawTarget(c.env), key);
+    return sendVerifiedBody(entry, c.req.header('If-None-Match'));
   });
 }
 

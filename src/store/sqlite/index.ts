@@ -2,3 +2,4 @@
 
 export { databaseFileOf, openStore, SqliteStore, sqliteDatabaseOf, type OpenStoreOptions } from './sqlite-store.ts';
 export { inspectDatabaseFile } from './integrity-check.ts';
+export { backupDatabase, type DatabaseBackup } from './backup.ts';

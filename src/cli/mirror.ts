@@ -1,0 +1,33 @@
+// `toolseal mirror`: the read side of a registry as static files in the API's URL layout (src/mirror/, issue 16 §3).
+
+import { parseArgs } from 'node:util';
+import { mirrorRegistry } from '../mirror/mirror-registry.ts';
+import { resolveRegistryUrl, resolveUserPath } from './config.ts';
+import { type ExitCode, UsageError, writeStdout } from './output.ts';
+
+export const mirrorUsage = `toolseal mirror --registry URL --out DIR
+  Copies the registry's read API into DIR as static files in the same URL layout (manifest bytes, their
+  attestations, version listings, blobs, attestations by digest, the JWKS, the log key, the checkpoint, tiles
+  and entry bundles, the tiles also as .gz), verifying what it copies: the checkpoint's signature, the log's
+  entries against its root, every tile against the tree, every manifest's bytes against its attested digest.
+  Incremental and resumable: DIR/.toolseal-mirror.json remembers the mirrored log size; a run fetches only
+  the entries after it, writes each file atomically and the checkpoint last. Serve DIR as docs/deploy.md
+  shows (nginx); hosts verify against it exactly as against the registry. TOOLSEAL_REGISTRY may stand for
+  --registry. Prints one JSON object: the sizes, the new entries by kind and how many files were written.`;
+
+export async function runMirrorCommand(args: string[]): Promise<ExitCode> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: { registry: { type: 'string' }, out: { type: 'string' } },
+    allowPositionals: true,
+  });
+  if (positionals.length > 0) throw new UsageError(`unexpected arguments: ${positionals.join(' ')}`);
+  if (values.out === undefined || values.out === '') throw new UsageError('--out DIR is required');
+  const report = await mirrorRegistry({
+    registry: resolveRegistryUrl(values.registry),
+    out: resolveUserPath(values.out),
+  });
+  const { written, ...rest } = report;
+  await writeStdout(`${JSON.stringify({ ...rest, out: values.out, written: written.length })}\n`);
+  return 0;
+}
