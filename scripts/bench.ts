@@ -27,6 +27,7 @@ const SECTIONS: readonly Section[] = [
   { name: 'http-guard', run: { file: './bench-http-guard.ts', exportName: 'benchHttpGuard' } },
   { name: 'mirror', run: { file: './bench-mirror.ts', exportName: 'benchMirror' } },
   { name: 'approvals', run: { file: './bench-approvals.ts', exportName: 'benchApprovals' } },
+  { name: 'postgres', run: { file: './bench-postgres.ts', exportName: 'benchPostgres' } },
 ];
 
 /** The section's function, or a reason it has none (its optional file is absent or exports no such function). */
