@@ -11,14 +11,13 @@ import {
   type ApprovalStatus,
   type WhoamiResponse,
 } from '../../protocol/wire.ts';
-import type { Registry } from '../../registry/index.ts';
+import { MAX_APPROVAL_LIST_LIMIT, type Registry } from '../../registry/index.ts';
 import { type App, type AppContext, readQuery } from '../app-env.ts';
 import { readBearerToken } from '../auth.ts';
 import { readBodyWithin } from '../body.ts';
 
 const MAX_APPROVAL_BODY_BYTES = 64 * 1024;
 const DEFAULT_LIST_LIMIT = 100;
-const MAX_LIST_LIMIT = 500;
 const NO_STORE = { 'Cache-Control': 'no-store' };
 
 export function mountApprovalRoutes(app: App, registry: Registry): void {
@@ -72,8 +71,8 @@ function readStatus(c: AppContext): ApprovalStatus | undefined {
 function readLimit(c: AppContext): number {
   const text = readQuery(c, 'limit');
   if (text === undefined) return DEFAULT_LIST_LIMIT;
-  if (!/^[1-9][0-9]{0,2}$/.test(text) || Number(text) > MAX_LIST_LIMIT) {
-    throw new ToolsealError('BAD_REQUEST', `limit must be 1 to ${MAX_LIST_LIMIT} in decimal digits`);
+  if (!/^[1-9][0-9]{0,2}$/.test(text) || Number(text) > MAX_APPROVAL_LIST_LIMIT) {
+    throw new ToolsealError('BAD_REQUEST', `limit must be 1 to ${MAX_APPROVAL_LIST_LIMIT} in decimal digits`);
   }
   return Number(text);
 }
