@@ -8,7 +8,6 @@
 // one, so on 2 cores client and server do not share an event loop, and process.cpuUsage() here is the servers' cost.
 // Run alone: npx tsx scripts/bench-http.ts
 
-import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer, request as httpRequest, type Server } from 'node:http';
@@ -22,8 +21,9 @@ import { versionPath } from '../src/protocol/routes.ts';
 import { runPipeline } from '../src/pipeline/index.ts';
 import { TransparencyLog, type PublisherRecord, type Registry } from '../src/registry/index.ts';
 import type { Store } from '../src/store/index.ts';
-import type { LoadJob, LoadReply, LoadResult } from './bench-http-load.ts';
-import { median } from './bench-stats.ts';
+import type { LoadJob, LoadResult } from './bench-http-load.ts';
+import { LoadClient } from './bench-load-client.ts';
+import { timeSync, median } from './bench-stats.ts';
 import { loadOrCreateLogKey } from '../src/keys/key-files.ts';
 import { openStore } from '../src/store/sqlite/index.ts';
 import { sqliteDatabaseOf } from '../src/store/sqlite/index.ts';
@@ -70,54 +70,6 @@ function fmt(value: number, digits = 0): string {
 
 function verdict(ratio: number, target: number): string {
   return ratio >= target ? `meets target >= ${target}` : `BELOW target >= ${target}`;
-}
-
-/** The forked load generator; one job at a time, each bounded by its duration plus a grace period. */
-class LoadClient {
-  private readonly child: ChildProcess;
-  private nextId = 0;
-
-  constructor() {
-    this.child = fork(fileURLToPath(new URL('./bench-http-load.ts', import.meta.url)), [], {
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-  }
-
-  run(job: LoadJob): Promise<LoadResult> {
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(
-        () => {
-          cleanup();
-          reject(new Error(`load generator did not answer within ${job.seconds + 30} s`));
-        },
-        (job.seconds + 30) * 1000,
-      );
-      const onMessage = (reply: LoadReply): void => {
-        if (reply.id !== id) return;
-        cleanup();
-        if ('error' in reply) reject(new Error(`load generator: ${reply.error}`));
-        else resolve(reply.result);
-      };
-      const onExit = (code: number | null): void => {
-        cleanup();
-        reject(new Error(`load generator exited (${code})`));
-      };
-      const cleanup = (): void => {
-        clearTimeout(timer);
-        this.child.off('message', onMessage);
-        this.child.off('exit', onExit);
-      };
-      this.child.on('message', onMessage);
-      this.child.on('exit', onExit);
-      this.child.send({ id, job });
-    });
-  }
-
-  close(): void {
-    if (this.child.connected) this.child.disconnect();
-    if (this.child.exitCode === null) this.child.kill();
-  }
 }
 
 interface MeasuredRun {
@@ -351,19 +303,6 @@ async function benchFetch(load: LoadClient, toolseal: Toolseal, upload: Buffer):
 }
 
 // ── 2. publish ──────────────────────────────────────────────────────────
-
-/** Operations per second of `run` over about `seconds` (checked every 16 calls). */
-function timeSync(seconds: number, run: (i: number) => void): number {
-  const start = performance.now();
-  const limit = start + seconds * 1000;
-  let count = 0;
-  let now = start;
-  while (now < limit) {
-    for (let j = 0; j < 16; j++) run(count++);
-    now = performance.now();
-  }
-  return count / ((now - start) / 1000);
-}
 
 /** registry.publish called directly, `inFlight` at a time, for about `seconds`. */
 async function timePublishInProcess(

@@ -3,7 +3,7 @@
 // throughput with the same load generator as the HTTP bench (scripts/bench-http-load.ts, a forked autocannon).
 // nginx (Debian package `nginx`) is optional: without the binary the section prints why it skipped it.
 
-import { type ChildProcess, execFileSync, fork, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -14,7 +14,8 @@ import { mirrorRegistry } from '../src/mirror/mirror-registry.ts';
 import { versionPath } from '../src/protocol/routes.ts';
 import { type RunningRegistryServer, startRegistryServer } from '../src/server/index.ts';
 import { fetchVerified } from '../src/verify/index.ts';
-import type { LoadJob, LoadReply, LoadResult } from './bench-http-load.ts';
+import type { LoadJob } from './bench-http-load.ts';
+import { LoadClient } from './bench-load-client.ts';
 import { median } from './bench-stats.ts';
 
 const MANIFESTS = 200;
@@ -97,32 +98,6 @@ async function startNginx(binary: string, root: string, work: string): Promise<{
   throw new Error(`nginx did not answer: ${stderr}`);
 }
 
-/** One forked load generator for the whole section (the same module the HTTP bench forks). */
-function startLoad(): { run(job: LoadJob): Promise<LoadResult>; close(): void } {
-  const child = fork(fileURLToPath(new URL('./bench-http-load.ts', import.meta.url)), [], {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  let nextId = 0;
-  return {
-    run: (job) =>
-      new Promise((resolve, reject) => {
-        const id = nextId++;
-        const onMessage = (reply: LoadReply): void => {
-          if (reply.id !== id) return;
-          child.off('message', onMessage);
-          if ('error' in reply) reject(new Error(reply.error));
-          else resolve(reply.result);
-        };
-        child.on('message', onMessage);
-        child.send({ id, job });
-      }),
-    close: () => {
-      if (child.connected) child.disconnect();
-      if (child.exitCode === null) child.kill();
-    },
-  };
-}
-
 /** The documented configuration answers like the registry, and a host verifies against it. */
 async function checkNginxMirror(nginxUrl: string, registry: RunningRegistryServer, path: string): Promise<void> {
   const [direct, mirrored] = await Promise.all([fetch(`${registry.url}${path}`), fetch(`${nginxUrl}${path}`)]);
@@ -142,7 +117,7 @@ export async function benchMirror(): Promise<string[]> {
   const registry = await startRegistryServer({ dataDir: ':memory:', keysDir: join(work, 'keys'), port: 0 });
   const lines: string[] = [];
   let nginx: ChildProcess | undefined;
-  const load = startLoad();
+  const load = new LoadClient();
   try {
     const { publisher } = registry.registry.createPublisher('io.github.bench');
     for (let i = 0; i < MANIFESTS; i++) {

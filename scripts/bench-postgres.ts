@@ -7,7 +7,6 @@
 // database (issue 16 §2) are not built, so there is no 1/2/3-process figure.
 // Run alone: npx tsx scripts/bench-postgres.ts
 
-import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -18,8 +17,9 @@ import pg from 'pg';
 import { runPipeline } from '../src/pipeline/index.ts';
 import { defaultPipelineWorkers, type RunningRegistryServer, startRegistryServer } from '../src/server/index.ts';
 import { redactDatabaseUrl } from '../src/store/postgres/index.ts';
-import type { LoadJob, LoadReply, LoadResult } from './bench-http-load.ts';
-import { median } from './bench-stats.ts';
+import type { LoadJob, LoadResult } from './bench-http-load.ts';
+import { LoadClient } from './bench-load-client.ts';
+import { median, timeSync } from './bench-stats.ts';
 
 const MANIFEST_FILE = fileURLToPath(new URL('../manifests/payments.json', import.meta.url));
 const NAMESPACE = 'io.github.acme';
@@ -36,57 +36,6 @@ const SETTLE_MILLIS = 300;
 
 function fmt(value: number, digits = 0): string {
   return value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
-}
-
-/** The forked load generator of the HTTP bench, one job at a time. */
-function startLoad(): { run(job: LoadJob): Promise<LoadResult>; close(): void } {
-  const child = fork(fileURLToPath(new URL('./bench-http-load.ts', import.meta.url)), [], {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  let nextId = 0;
-  return {
-    run: (job) =>
-      new Promise((resolve, reject) => {
-        const id = nextId++;
-        const timer = setTimeout(
-          () => done(new Error(`load generator silent for ${job.seconds + 30} s`)),
-          (job.seconds + 30) * 1000,
-        );
-        const onMessage = (reply: LoadReply): void => {
-          if (reply.id !== id) return;
-          if ('error' in reply) done(new Error(`load generator: ${reply.error}`));
-          else done(undefined, reply.result);
-        };
-        const onExit = (code: number | null): void => done(new Error(`load generator exited (${code})`));
-        const done = (error: Error | undefined, result?: LoadResult): void => {
-          clearTimeout(timer);
-          child.off('message', onMessage);
-          child.off('exit', onExit);
-          if (error) reject(error);
-          else resolve(result!);
-        };
-        child.on('message', onMessage);
-        child.on('exit', onExit);
-        child.send({ id, job });
-      }),
-    close: () => {
-      if (child.connected) child.disconnect();
-      if (child.exitCode === null) child.kill();
-    },
-  };
-}
-
-/** Operations per second of `run` over about `seconds` (checked every 16 calls). */
-function timeSync(seconds: number, run: (i: number) => void): number {
-  const start = performance.now();
-  const limit = start + seconds * 1000;
-  let count = 0;
-  let now = start;
-  while (now < limit) {
-    for (let j = 0; j < 16; j++) run(count++);
-    now = performance.now();
-  }
-  return count / ((now - start) / 1000);
 }
 
 function checkClean(what: string, result: LoadResult): void {
@@ -220,7 +169,7 @@ function describeTarget(target: Target): string[] {
 
 // ── the section ─────────────────────────────────────────────────────────
 
-async function measure(targets: Target[], load: ReturnType<typeof startLoad>, upload: Buffer): Promise<number[]> {
+async function measure(targets: Target[], load: LoadClient, upload: Buffer): Promise<number[]> {
   const text = upload.toString('utf8');
   const versionMatch = /"version"\s*:\s*"[^"]*"/.exec(text);
   if (!versionMatch) throw new Error('the fixture manifest has no version');
@@ -269,7 +218,7 @@ export async function benchPostgres(): Promise<string[]> {
     `  ${CONCURRENCY.join(' and ')} requests in flight (autocannon in a forked child, as the http bench), ${ROUNDS} rounds x ${SECONDS} s per store and load,` +
       ' store order alternating by round; medians; each run paired with the runPipeline baseline measured just before and after it',
   ];
-  const load = startLoad();
+  const load = new LoadClient();
   const targets: Target[] = [];
   try {
     targets.push(await startTarget('SQLite', undefined));

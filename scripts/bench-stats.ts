@@ -29,3 +29,16 @@ export async function measureAlternating(
   }
   return result;
 }
+
+/** Operations per second of `run` over about `seconds` (checked every 16 calls). */
+export function timeSync(seconds: number, run: (i: number) => void): number {
+  const start = performance.now();
+  const limit = start + seconds * 1000;
+  let count = 0;
+  let now = start;
+  while (now < limit) {
+    for (let j = 0; j < 16; j++) run(count++);
+    now = performance.now();
+  }
+  return count / ((now - start) / 1000);
+}
