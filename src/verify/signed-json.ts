@@ -9,6 +9,11 @@ import { parseStrict } from '../pipeline/parse.ts';
 const utf8Decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 /** A number with an exponent (every number of an object text follows `:`, `,` or `[`); in a string it only costs time. */
 const EXPONENT = /[:,[]\s*-?[0-9]+(?:\.[0-9]+)?[eE]/;
+/**
+ * Every exponent of a number is a digit, `e` or `E`, then a sign or a digit, so text without this holds none; it
+ * scans faster than EXPONENT, which then only runs on text that has it (in a string, such as hex, or a number).
+ */
+const MAYBE_EXPONENT = /[0-9][eE][-+0-9]/;
 
 /**
  * Exactly `parseStrict(bytes, SIGNED_MANIFEST_PARSE_LIMITS).value`, with the same errors, but faster on the bytes a
@@ -34,7 +39,7 @@ function tryNativeParse(bytes: Uint8Array): JsonValue | undefined {
   } catch {
     return undefined;
   }
-  if (text.includes('\\u') || EXPONENT.test(text)) return undefined;
+  if (text.includes('\\u') || (MAYBE_EXPONENT.test(text) && EXPONENT.test(text))) return undefined;
   let value: JsonValue;
   try {
     value = JSON.parse(text) as JsonValue;

@@ -122,3 +122,45 @@ describe('parseSignedJson, property', () => {
     );
   });
 });
+
+/** A number written with an exponent (any case and sign), or a string holding one or a near miss. */
+const exponentText = fc.oneof(
+  fc
+    .tuple(
+      fc.constantFrom('', '-'),
+      fc.integer({ min: 0, max: 999 }),
+      fc.constantFrom('', '.5', '.25'),
+      fc.constantFrom('e', 'E'),
+      fc.constantFrom('', '+', '-'),
+      fc.integer({ min: 0, max: 400 }),
+    )
+    .map(([sign, int, frac, e, expSign, exp]) => `${sign}${int}${frac}${e}${expSign}${exp}`),
+  fc.constantFrom('"3e5"', '"x:1e"', '"a1E-"', '":1e+2"', '"[0e0"', '1', '100', '0.5', '-0'),
+);
+const exponentObject = fc
+  .array(fc.tuple(fc.constantFrom('a', 'b'), exponentText), { minLength: 1, maxLength: 4 })
+  .map((members) => `{${members.map(([k, v]) => `${JSON.stringify(k)}:${v}`).join(',')}}`);
+
+describe('parseSignedJson, exponents', () => {
+  it.each(['{"a":"3e5","a":1}', '{"a":"x:1e","b":1}', '{"a":"0e1","b":1e2}', '{"a":1,"a":1e0}'])(
+    'agrees with parseStrict on %s (a digit, e and a digit or sign, in a string or a number)',
+    (text) => {
+      const input = Buffer.from(text, 'utf8');
+      expect(outcome(() => parseSignedJson(input))).toEqual(
+        outcome(() => parseStrict(input, SIGNED_MANIFEST_PARSE_LIMITS).value),
+      );
+    },
+  );
+
+  it('agrees with parseStrict on objects mixing exponent numbers, strings that look like them and duplicates', () => {
+    fc.assert(
+      fc.property(exponentObject, (text) => {
+        const input = Buffer.from(text, 'utf8');
+        expect(outcome(() => parseSignedJson(input))).toEqual(
+          outcome(() => parseStrict(input, SIGNED_MANIFEST_PARSE_LIMITS).value),
+        );
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
