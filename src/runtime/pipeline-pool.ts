@@ -4,7 +4,8 @@
 import { availableParallelism } from 'node:os';
 import type { PipelineLimits } from '../pipeline/index.ts';
 import type { PipelineOutput, PipelineRunner } from '../registry/pipeline-runner.ts';
-import { startWorkerPool, workerModuleUrl } from './worker-thread.ts';
+import { workerModuleUrl } from '../core/worker-source.ts';
+import { startWorkerPool } from './worker-thread.ts';
 
 /** A job for pipeline-pool-worker.ts. */
 export interface PipelineInput {

@@ -5,7 +5,8 @@ import { ToolsealError } from '../core/errors.ts';
 import type { PublisherRecord } from '../store/index.ts';
 import type { CommitOutcome, PublishCommitter } from '../registry/group-commit.ts';
 import type { PipelineOutput } from '../registry/pipeline-runner.ts';
-import { startWorkerPool, transferableBuffers, workerModuleUrl } from './worker-thread.ts';
+import { workerModuleUrl } from '../core/worker-source.ts';
+import { startWorkerPool, transferableBuffers } from './worker-thread.ts';
 
 export interface PublishWriterOptions {
   /** The registry's data folder (the writer opens its own connection to the same database). */

@@ -3,11 +3,9 @@
 // handshake, jobs and replies batched into one message per turn of each event loop, and errors carried across the
 // thread boundary with their code, message and pointer.
 
-import { createRequire } from 'node:module';
-import { dirname, extname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { parentPort, Worker } from 'node:worker_threads';
 import { isToolsealError, ToolsealError, type ErrorCode } from '../core/errors.ts';
+import { buildWorkerSource } from '../core/worker-source.ts';
 
 /** An error as posted between threads: a refusal keeps its code and pointer; anything else is a failure. */
 export type PostedError =
@@ -44,36 +42,6 @@ export function fromPostedError(posted: PostedError, what: string): ToolsealErro
   if ('refusal' in posted)
     return new ToolsealError(posted.refusal.code, posted.refusal.message, { pointer: posted.refusal.pointer });
   return new ToolsealError('INTERNAL', what, { cause: new Error(posted.failure) });
-}
-
-/** Extensions of modules that need tsx to load: a worker module running from src/. */
-const TYPESCRIPT_EXTENSION = /\.[cm]?tsx?$/;
-
-/**
- * The URL of the worker module `stem` (a relative path without extension) beside the module at `parentUrl` (its
- * `import.meta.url`), with that module's extension: `.ts` when running from src/ (tsx, vitest), `.js` from dist/.
- */
-export function workerModuleUrl(stem: string, parentUrl: string): URL {
-  const extension = extname(new URL(parentUrl).pathname);
-  if (extension === '') throw new ToolsealError('INTERNAL', `the module ${parentUrl} has no file extension`);
-  return new URL(stem + extension, parentUrl);
-}
-
-/**
- * Source for `new Worker(source, { eval: true })` that imports the module at `moduleUrl`. JavaScript (dist/) is
- * imported as it is. TypeScript (src/) goes through tsx, whose loader is registered first (Node 20 does not apply
- * --import hooks to a worker's entry module), so tsx is resolved only then. A failed import is rethrown in the
- * worker, so the parent sees an `error` event before any `ready` message.
- */
-export function buildWorkerSource(moduleUrl: URL): string {
-  const rethrow = '.catch((error) => { process.nextTick(() => { throw error; }); });';
-  if (!TYPESCRIPT_EXTENSION.test(moduleUrl.pathname)) return `import(${JSON.stringify(moduleUrl.href)})\n  ${rethrow}`;
-  const tsxApi = pathToFileURL(
-    join(dirname(createRequire(import.meta.url).resolve('tsx/package.json')), 'dist/esm/api/index.mjs'),
-  ).href;
-  return `import(${JSON.stringify(tsxApi)})
-  .then((tsx) => tsx.tsImport(${JSON.stringify(moduleUrl.href)}, ${JSON.stringify(import.meta.url)}))
-  ${rethrow}`;
 }
 
 export interface WorkerPoolOptions<Input> {

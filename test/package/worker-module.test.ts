@@ -2,7 +2,8 @@
 // dist/ loads as it is, with no tsx resolved at all.
 
 import { describe, expect, it } from 'vitest';
-import { buildWorkerSource, startWorkerPool, workerModuleUrl } from '../../src/runtime/worker-thread.ts';
+import { buildWorkerSource, workerModuleUrl } from '../../src/core/worker-source.ts';
+import { startWorkerPool } from '../../src/runtime/worker-thread.ts';
 import { throwsWithCode } from '../verify/helpers.ts';
 
 describe('workerModuleUrl', () => {

@@ -2,11 +2,9 @@
 // the calling thread blocks per call with Atomics.wait on a shared signal, then takes the answer with
 // receiveMessageOnPort (the technique synckit uses). Each call is one round trip, during which the event loop waits.
 
-import { createRequire } from 'node:module';
-import { dirname, extname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import { ToolsealError } from '../../core/errors.ts';
+import { buildWorkerSource, workerModuleUrl } from '../../core/worker-source.ts';
 import type {
   ConnectionReply,
   ConnectionRequest,
@@ -39,21 +37,6 @@ export interface SyncConnectionOptions {
   openTimeoutMs: number;
 }
 
-/**
- * Source for `new Worker(source, { eval: true })` importing the connection module: as it is from dist/, through tsx
- * from src/ (as src/runtime/worker-thread.ts does for the registry's threads; the store may not import runtime/).
- */
-function buildConnectionWorkerSource(): string {
-  const moduleUrl = new URL(`./connection-worker${extname(new URL(import.meta.url).pathname)}`, import.meta.url);
-  const rethrow = '.catch((error) => { process.nextTick(() => { throw error; }); });';
-  if (!/\.[cm]?tsx?$/.test(moduleUrl.pathname)) return `import(${JSON.stringify(moduleUrl.href)})${rethrow}`;
-  const tsxApi = pathToFileURL(
-    join(dirname(createRequire(import.meta.url).resolve('tsx/package.json')), 'dist/esm/api/index.mjs'),
-  ).href;
-  return `import(${JSON.stringify(tsxApi)})
-  .then((tsx) => tsx.tsImport(${JSON.stringify(moduleUrl.href)}, ${JSON.stringify(import.meta.url)}))${rethrow}`;
-}
-
 export class SyncConnection {
   private readonly signal = new Int32Array(new SharedArrayBuffer(4));
   private readonly port: MessagePort;
@@ -67,7 +50,7 @@ export class SyncConnection {
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
     const data: ConnectionWorkerData = { signal: this.signal, port: port2 };
-    this.worker = new Worker(buildConnectionWorkerSource(), {
+    this.worker = new Worker(buildWorkerSource(workerModuleUrl('./connection-worker', import.meta.url)), {
       eval: true,
       workerData: data,
       transferList: [port2],

@@ -6,7 +6,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import { afterAll, describe, expect, it as vitestIt } from 'vitest';
 import { ToolsealError } from '../../../src/core/errors.ts';
-import { buildWorkerSource } from '../../../src/runtime/worker-thread.ts';
+import { buildWorkerSource } from '../../../src/core/worker-source.ts';
 import type { CheckpointRecord, Store } from '../../../src/store/index.ts';
 import { cleanupTempDirs } from '../../helpers/registry-helpers.ts';
 import type { RacerOutcome, RacerSetup } from '../../fixtures/store-racer.ts';
