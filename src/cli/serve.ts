@@ -19,8 +19,10 @@ import {
   resolveUserPath,
 } from './config.ts';
 import { type ExitCode, UsageError } from './output.ts';
+import { describeError } from '../core/errors.ts';
+import type { SequencerEvent } from '../server/index.ts';
 
-export const serveUsage = `toolseal serve [--port P] [--data DIR] [--keys DIR] [--origin URL] [--max-body-bytes N] [--pipeline-workers N] [--approval-ttl SECONDS] [--database URL] [--dev]
+export const serveUsage = `toolseal serve [--port P] [--data DIR] [--keys DIR] [--origin URL] [--max-body-bytes N] [--pipeline-workers N] [--approval-ttl SECONDS] [--database URL] [--sequencer-lease MS] [--dev]
   Serves the registry on 127.0.0.1 (defaults: port 8787, data/, keys/; or TOOLSEAL_PORT, TOOLSEAL_DATA,
   TOOLSEAL_KEYS). A signing key is generated on first start. --pipeline-workers: threads that run the
   publish pipeline (default: one per core beyond the first, at most 4; or TOOLSEAL_PIPELINE_WORKERS); with
@@ -31,6 +33,10 @@ export const serveUsage = `toolseal serve [--port P] [--data DIR] [--keys DIR] [
   --database URL: keep the registry in PostgreSQL (postgres://…, or pglite:[DIR] in process; or
   TOOLSEAL_DATABASE_URL) instead of SQLite under --data; migrated on start; publishes then commit on the event
   loop (the writer thread is SQLite-only). The keys stay in --keys.
+  Several serve processes may share one PostgreSQL server database (give them the same --origin and the same
+  keys: docs/deploy.md): one at a time holds the sequencer lease and signs the log; the others hand it their
+  writes through the database. --sequencer-lease: how long a lease lasts unrenewed, i.e. how soon another
+  process takes over from one that died (default 3000 ms; or TOOLSEAL_SEQUENCER_LEASE_MS).
   Stops gracefully on SIGTERM/SIGINT.`;
 
 export async function runServeCommand(args: string[]): Promise<ExitCode> {
@@ -45,6 +51,7 @@ export async function runServeCommand(args: string[]): Promise<ExitCode> {
       'pipeline-workers': { type: 'string' },
       database: { type: 'string' },
       'approval-ttl': { type: 'string' },
+      'sequencer-lease': { type: 'string' },
       dev: { type: 'boolean' },
       examples: { type: 'string' },
     },
@@ -57,6 +64,10 @@ export async function runServeCommand(args: string[]): Promise<ExitCode> {
     1024 * 1024;
   const origin = values.origin ?? process.env['TOOLSEAL_ORIGIN'];
   const approvalTtlSeconds = resolveApprovalTtl(values['approval-ttl'] ?? process.env['TOOLSEAL_APPROVAL_TTL']);
+  const leaseMs = parsePositiveInteger(
+    values['sequencer-lease'] ?? process.env['TOOLSEAL_SEQUENCER_LEASE_MS'],
+    '--sequencer-lease',
+  );
   const server = await startRegistryServer({
     dataDir,
     databaseUrl,
@@ -67,12 +78,16 @@ export async function runServeCommand(args: string[]): Promise<ExitCode> {
     limits: { maxBytes: maxBodyBytes },
     app: { maxBodyBytes },
     ...(approvalTtlSeconds === undefined ? {} : { approvalTtlSeconds }),
+    sequencing: { ...(leaseMs === undefined ? {} : { leaseMs }), onEvent: printSequencerEvent },
   });
   try {
     const lines = [
       `toolseal registry listening on ${server.url}`,
       `  data: ${databaseUrl === undefined ? dataDir : redactDatabaseUrl(databaseUrl)}  keys: ${keysDir}  signing key: ${server.registry.activeKid}  pipeline workers: ${server.pipelineWorkers}  writer thread: ${server.writerThread ? 'yes' : 'no'}`,
     ];
+    const role = server.registry.sequencingRole;
+    if (role !== undefined)
+      lines.push(`  log: shared with other processes on this database; this one is the ${role} now`);
     if (values.dev)
       lines.push(
         ...(await describeDevRegistry(
@@ -125,4 +140,17 @@ async function describeDevRegistry(
     lines.push(`  npm run --silent toolseal -- publish manifests/payments.json --registry ${url} --token ${token}`);
   }
   return lines;
+}
+
+/** Lease changes and sequencing failures on stderr, one line each (never a URL or a secret). */
+function printSequencerEvent(event: SequencerEvent): void {
+  if (event.type === 'role') {
+    process.stderr.write(
+      event.role === 'sequencer'
+        ? `toolseal: this process now sequences the log (lease epoch ${event.epoch})\n`
+        : `toolseal: the sequencer lease passed to another process (epoch ${event.epoch})\n`,
+    );
+  } else {
+    process.stderr.write(`toolseal: sequencer ${event.where}: ${describeError(event.error)}\n`);
+  }
 }

@@ -40,6 +40,8 @@ export const ERROR_CODES = [
   'STORAGE_FULL',
   'DATA_DIR_LOCKED',
   'STORAGE_UNAVAILABLE',
+  // several processes on one database (issue 16 §2): no process sequenced the write in time; nothing was written
+  'SEQUENCER_UNAVAILABLE',
   // HTTP transport: refused by the server's HTTP parser before any route runs
   'HEADERS_TOO_LARGE',
   'REQUEST_TIMEOUT',

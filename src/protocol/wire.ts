@@ -108,6 +108,8 @@ export interface HealthResponse {
   status: 'ok';
   logSize: number;
   activeKid: string;
+  /** With several processes on one PostgreSQL database: whether this one holds the sequencer lease now. */
+  sequencer?: 'sequencer' | 'follower';
 }
 
 export interface InclusionProofResponse {

@@ -41,7 +41,8 @@ export interface GroupCommitterOptions {
   clock: () => Date;
 }
 
-interface QueuedPublish {
+/** A publish to commit, and how its caller is settled (once its commit is durable, or it is refused). */
+export interface QueuedPublish {
   result: PipelineOutput;
   publisher: PublisherRecord;
   resolve: (outcome: CommitOutcome) => void;
@@ -80,11 +81,19 @@ export class GroupCommitter implements PublishCommitter {
     return Promise.resolve();
   }
 
+  /**
+   * Commit `batch` now, on this thread, settling every publish in it before returning: in the caller's transaction when
+   * there is one (the sequencer's, which also records each outcome: sequencer.ts), else in one of its own.
+   */
+  commitNow(batch: QueuedPublish[]): void {
+    if (this.tryCommit(batch)) return;
+    for (const item of batch) this.tryCommit([item]);
+  }
+
   private commitQueued(): void {
     const batch = this.queued;
     this.queued = [];
-    if (this.tryCommit(batch)) return;
-    for (const item of batch) this.tryCommit([item]);
+    this.commitNow(batch);
   }
 
   /**

@@ -28,7 +28,15 @@ export {
   type PrincipalSummary,
 } from './principals.ts';
 export { computeApprovalStatus, MAX_APPROVAL_LIST_LIMIT, type ApprovalRequestOutcome } from './approvals.ts';
-export type { RegistryOptions, PublishOutcome, StoredManifest, ManifestListing, DigestBinding } from './registry.ts';
+export type {
+  RegistryOptions,
+  PublishOutcome,
+  StoredManifest,
+  ManifestListing,
+  DigestBinding,
+  SequencingOptions,
+} from './registry.ts';
+export type { SequencerEvent, SequencerRole } from './sequencer.ts';
 export { TransparencyLog, bodyOf } from './transparency-log.ts';
 export type { InclusionProof } from './transparency-log.ts';
 export { compareVersions, pickLatestVersion } from './semver.ts';

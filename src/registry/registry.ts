@@ -39,6 +39,19 @@ import {
   type PrincipalRecord,
 } from './principals.ts';
 import { type YankOutcome, yankVersion } from './yank.ts';
+import type { LogJobRecord } from '../store/index.ts';
+import {
+  decodeLogJob,
+  describeJobFailure,
+  encodeLogJobResult,
+  type LogJob,
+  type LogJobResult,
+  type YankJobValue,
+  unwrapLogJobResult,
+} from './log-jobs.ts';
+import { asSequencingStore, isSequencerLoss, Sequencer, type SequencerEvent, type SequencerRole } from './sequencer.ts';
+import { SequencedCommitter } from './sequenced-committer.ts';
+import type { QueuedPublish } from './group-commit.ts';
 
 export interface RegistryOptions {
   store: Store;
@@ -59,6 +72,20 @@ export interface RegistryOptions {
   committer?: PublishCommitter;
   /** How long an approval request stays open (default DEFAULT_APPROVAL_TTL_SECONDS). */
   approvalTtlSeconds?: number;
+  /**
+   * Several processes on one database (issue 16 §2; the store must be one they share): how the sequencer lease is kept.
+   * The log is then sequenced, and checkpoints signed, only by the process holding the lease; the others hand their
+   * publishes, yanks and approval transitions to it through the database.
+   */
+  sequencing?: SequencingOptions;
+}
+
+export interface SequencingOptions {
+  leaseMs?: number;
+  pollMs?: number;
+  jobTimeoutMs?: number;
+  holder?: string;
+  onEvent?: (event: SequencerEvent) => void;
 }
 
 export interface PublishOutcome {
@@ -105,6 +132,8 @@ export class Registry {
   private readonly pipeline: PipelineRunner;
   private readonly committer: PublishCommitter;
   private readonly approvalDeps: ApprovalDeps;
+  private readonly sequencer: Sequencer | undefined;
+  private localCommitter: GroupCommitter | undefined;
 
   constructor(options: RegistryOptions) {
     this.store = options.store;
@@ -120,6 +149,7 @@ export class Registry {
       options.logOrigin,
       this.clock,
     );
+    this.log.assertSignedByThisKey();
     this.approvalDeps = {
       store: this.store,
       log: this.log,
@@ -128,17 +158,47 @@ export class Registry {
       ttlSeconds: options.approvalTtlSeconds ?? DEFAULT_APPROVAL_TTL_SECONDS,
       readManifest: (name, version) => this.getManifest(name, version),
     };
+    if (options.sequencing) {
+      if (options.committer) throw new ToolsealError('INTERNAL', 'a sequenced registry commits on its own thread');
+      const sequencing = options.sequencing;
+      this.sequencer = new Sequencer({
+        store: asSequencingStore(this.store),
+        ...(sequencing.holder === undefined ? {} : { holder: sequencing.holder }),
+        ...(sequencing.leaseMs === undefined ? {} : { leaseMs: sequencing.leaseMs }),
+        ...(sequencing.pollMs === undefined ? {} : { pollMs: sequencing.pollMs }),
+        ...(sequencing.jobTimeoutMs === undefined ? {} : { jobTimeoutMs: sequencing.jobTimeoutMs }),
+        execute: (jobs) => this.executeLogJobs(jobs),
+        onSequencing: () => this.signUncoveredLeaves(sequencing.onEvent),
+        ...(sequencing.onEvent === undefined ? {} : { onEvent: sequencing.onEvent }),
+      });
+      this.log.useSigner({ canSign: () => this.sequencer!.isSequencer(), fence: () => this.sequencer!.fence() });
+      this.sequencer.start();
+    }
     // The active key must load (a missing private file is an error here, not at the first publish).
     if (!this.loadActiveSigningKey()) this.generateFirstSigningKey();
-    this.committer =
-      options.committer ??
-      new GroupCommitter({
-        store: this.store,
-        log: this.log,
-        keysDir: this.keysDir,
-        origin: this.origin,
-        clock: this.clock,
-      });
+    const local = new GroupCommitter({
+      store: this.store,
+      log: this.log,
+      keysDir: this.keysDir,
+      origin: this.origin,
+      clock: this.clock,
+    });
+    if (this.sequencer) {
+      this.localCommitter = local;
+      this.committer = new SequencedCommitter(local, this.sequencer, this.store, this.log);
+    } else {
+      this.committer = options.committer ?? local;
+    }
+  }
+
+  /** With several processes on one database: whether this one sequences the log now; otherwise undefined. */
+  get sequencingRole(): SequencerRole | undefined {
+    return this.sequencer?.role;
+  }
+
+  /** Stop sequencing (give the lease up) and refuse new sequenced work; call after `drain`, before closing the store. */
+  stopSequencing(): void {
+    this.sequencer?.close();
   }
 
   get activeKid(): string {
@@ -198,12 +258,22 @@ export class Registry {
     return listApprovals(this.approvalDeps, status, limit);
   }
 
-  decideApproval(operator: PrincipalRecord, id: string, bodyBytes: Uint8Array): ApprovalTransitionResponse {
-    return decideApproval(this.approvalDeps, operator, id, bodyBytes);
+  /** Decide an approval (its leaf and checkpoint in one transaction; by the sequencer when several processes share a log). */
+  decideApproval(operator: PrincipalRecord, id: string, bodyBytes: Uint8Array): Promise<ApprovalTransitionResponse> {
+    return this.runSequenced(
+      { kind: 'approval-decision', principal: operator, id, body: bodyBytes },
+      () => decideApproval(this.approvalDeps, operator, id, bodyBytes),
+      (value: ApprovalTransitionResponse) => value,
+    );
   }
 
-  consumeApproval(host: PrincipalRecord, id: string, envelopeBytes: Uint8Array): ApprovalTransitionResponse {
-    return consumeApproval(this.approvalDeps, host, id, envelopeBytes);
+  /** Consume an approval (as decideApproval: its leaf and checkpoint in one transaction, by the sequencer). */
+  consumeApproval(host: PrincipalRecord, id: string, envelopeBytes: Uint8Array): Promise<ApprovalTransitionResponse> {
+    return this.runSequenced(
+      { kind: 'approval-consumption', principal: host, id, body: envelopeBytes },
+      () => consumeApproval(this.approvalDeps, host, id, envelopeBytes),
+      (value: ApprovalTransitionResponse) => value,
+    );
   }
 
   // ── publish ─────────────────────────────────────────────────────────────
@@ -346,7 +416,105 @@ export class Registry {
    * Yanking again changes nothing and says so (`alreadyYanked`).
    */
   async yank(publisher: PublisherRecord, name: string, version: string, reason: string): Promise<YankOutcome> {
-    return yankVersion({ store: this.store, log: this.log, clock: this.clock }, publisher, name, version, reason);
+    return this.runSequenced(
+      { kind: 'yank', publisher, name, version, reason },
+      () => yankVersion(this.yankDeps, publisher, name, version, reason),
+      (value: YankJobValue) => ({ alreadyYanked: value.alreadyYanked, record: this.getVersionRecord(name, version) }),
+    );
+  }
+
+  private get yankDeps() {
+    return { store: this.store, log: this.log, clock: this.clock };
+  }
+
+  // ── several processes, one log (sequencer.ts) ───────────────────────────
+
+  /**
+   * Run log-writing work here (one process, or this one holds the lease), else hand it to the sequencer and map the
+   * value it answers. A lease lost in the middle rolled the local attempt back, so it is handed over then too.
+   */
+  private async runSequenced<T, V>(job: LogJob, local: () => T, fromValue: (value: V) => T): Promise<T> {
+    const sequencer = this.sequencer;
+    if (sequencer === undefined) return local();
+    if (sequencer.isSequencer()) {
+      try {
+        return local();
+      } catch (error) {
+        if (!isSequencerLoss(error)) throw error;
+      }
+    }
+    return fromValue(unwrapLogJobResult<V>(await sequencer.submit(job)));
+  }
+
+  /**
+   * The sequencer's side, inside its transaction: run each queued job in order (consecutive publishes as one group
+   * commit), and record each outcome with it. A failure that says the sequencer itself cannot go on (its lease, its
+   * connection) aborts the batch: the jobs stay queued for the next sequencer.
+   */
+  private executeLogJobs(jobs: LogJobRecord[]): void {
+    const results = new Map<number, LogJobResult>();
+    let publishes: QueuedPublish[] = [];
+    const flush = (): void => {
+      if (publishes.length > 0) this.localCommitter!.commitNow(publishes);
+      publishes = [];
+    };
+    for (const record of jobs) {
+      let job: LogJob;
+      try {
+        job = decodeLogJob(record.kind, record.payload);
+      } catch (error) {
+        results.set(record.id, describeJobFailure(error));
+        continue;
+      }
+      if (job.kind === 'publish') {
+        publishes.push({
+          result: job.result,
+          publisher: job.publisher,
+          resolve: (outcome) =>
+            results.set(record.id, {
+              ok: true,
+              value: { created: outcome.created, name: outcome.record.name, version: outcome.record.version },
+            }),
+          reject: (error) => results.set(record.id, describeJobFailure(error)),
+        });
+        continue;
+      }
+      flush();
+      results.set(record.id, this.runLogJob(job));
+    }
+    flush();
+    for (const [id, result] of results) {
+      if (!result.ok && (result.code === 'SEQUENCER_UNAVAILABLE' || result.code === 'STORAGE_UNAVAILABLE')) {
+        throw new ToolsealError(result.code, result.message);
+      }
+      asSequencingStore(this.store).finishLogJob(id, result.ok ? 'done' : 'failed', encodeLogJobResult(result));
+    }
+  }
+
+  private runLogJob(job: Exclude<LogJob, { kind: 'publish' }>): LogJobResult {
+    try {
+      switch (job.kind) {
+        case 'yank': {
+          const { alreadyYanked } = yankVersion(this.yankDeps, job.publisher, job.name, job.version, job.reason);
+          return { ok: true, value: { alreadyYanked } };
+        }
+        case 'approval-decision':
+          return { ok: true, value: decideApproval(this.approvalDeps, job.principal, job.id, job.body) };
+        case 'approval-consumption':
+          return { ok: true, value: consumeApproval(this.approvalDeps, job.principal, job.id, job.body) };
+      }
+    } catch (error) {
+      return describeJobFailure(error);
+    }
+  }
+
+  /** The new sequencer signs over leaves no checkpoint covers (e.g. appended by an admin command). */
+  private signUncoveredLeaves(onEvent: ((event: SequencerEvent) => void) | undefined): void {
+    try {
+      if (this.store.getLogSize() > (this.store.latestCheckpoint()?.size ?? 0)) this.log.signLatestCheckpoint();
+    } catch (error) {
+      if (!isSequencerLoss(error)) onEvent?.({ type: 'error', where: 'lease', error });
+    }
   }
 
   // ── keys ────────────────────────────────────────────────────────────────
@@ -420,11 +588,16 @@ export class Registry {
     return active ? loadSigningKey(this.keysDir, active.kid) : undefined;
   }
 
-  /** First start: a dev signing key is generated, registered and logged. */
+  /**
+   * First start: a dev signing key is generated, registered and logged. With several processes starting on one new
+   * database, the first to get the writer lock registers its key and the others load it (the keys folder is shared).
+   */
   private generateFirstSigningKey(): SigningKey {
     const key = generateSigningKey(this.keysDir);
-    this.withKeyFileRemovedOnFailure(key, () =>
+    const registered = this.withKeyFileRemovedOnFailure(key, () =>
       this.store.transaction(() => {
+        const existing = this.loadActiveSigningKey();
+        if (existing) return existing;
         const notBefore = Math.floor(this.clock().getTime() / 1000);
         const leaf = formatKeyEntry({ kid: key.kid, publicJwk: key.publicJwk, notBefore, retires: null });
         const logIndex = this.log.appendLeaf('key', leaf);
@@ -435,9 +608,12 @@ export class Registry {
           notAfter: null,
           logIndex,
         });
+        return key;
       }),
     );
-    this.log.signLatestCheckpoint();
-    return key;
+    if (registered !== key) rmSync(signingKeyFile(this.keysDir, key.kid), { force: true });
+    // A follower leaves the checkpoint to the sequencer (which signs over uncovered leaves when it takes the lease).
+    if (this.sequencer === undefined || this.sequencer.isSequencer()) this.log.signLatestCheckpoint();
+    return registered;
   }
 }

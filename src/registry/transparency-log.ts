@@ -18,6 +18,7 @@ import {
   hashLeaf,
   parseCheckpoint,
   signCheckpoint,
+  verifyCheckpoint,
   type NodeReader,
 } from '../log/index.ts';
 import type { SigningKey } from '../attest/index.ts';
@@ -32,11 +33,25 @@ export interface InclusionProof {
   checkpoint: string;
 }
 
+/**
+ * Who may sign checkpoints when several processes share the log (issue 16 §2, sequencer.ts); without one, this process
+ * always may. `fence` runs inside the signing transaction and throws SEQUENCER_UNAVAILABLE when this process may not.
+ */
+export interface CheckpointSigner {
+  canSign(): boolean;
+  fence(): void;
+}
+
+/** How long a process that does not sign waits for the sequencer's checkpoint over a leaf. */
+const CHECKPOINT_WAIT_MS = 30_000;
+const CHECKPOINT_POLL_MS = 5;
+
 export class TransparencyLog {
   readonly origin: string;
   readonly verifierString: string;
   private readonly reader: NodeReader;
   private pendingCheckpoint: Promise<CheckpointRecord> | undefined;
+  private signer: CheckpointSigner | undefined;
 
   constructor(
     private readonly store: Store,
@@ -56,6 +71,29 @@ export class TransparencyLog {
     };
   }
 
+  /**
+   * Refuse a log key (or origin) other than the one that signed this log's latest checkpoint: a process started with
+   * another log's keys folder would otherwise sign this tree under another identity (with several processes on one
+   * database, the next time it became sequencer).
+   */
+  assertSignedByThisKey(): void {
+    const latest = this.store.latestCheckpoint();
+    if (!latest) return;
+    try {
+      verifyCheckpoint(latest.note, this.verifierString, { origin: this.origin });
+    } catch {
+      throw new ToolsealError(
+        'LOG_INCONSISTENT',
+        `this log's latest checkpoint (size ${latest.size}) was not signed by the log key in the keys folder for origin ${this.origin}: point --keys at this log's keys (and keep its log origin)`,
+      );
+    }
+  }
+
+  /** From now on, sign checkpoints only when `signer` allows it (the sequencer's lease). */
+  useSigner(signer: CheckpointSigner): void {
+    this.signer = signer;
+  }
+
   /** Append one leaf. Must run inside the caller's store transaction; returns the leaf index. */
   appendLeaf(kind: LogEntryKind, data: Uint8Array): number {
     const index = this.store.getLogSize();
@@ -73,6 +111,7 @@ export class TransparencyLog {
   async awaitCheckpointIncluding(index: number): Promise<CheckpointRecord> {
     const latest = this.store.latestCheckpoint();
     if (latest && latest.size > index) return latest;
+    if (this.signer && !this.signer.canSign()) return this.awaitSequencerCheckpoint(index);
     this.pendingCheckpoint ??= new Promise<CheckpointRecord>((resolve, reject) => {
       setImmediate(() => {
         this.pendingCheckpoint = undefined;
@@ -87,6 +126,23 @@ export class TransparencyLog {
     return checkpoint.size > index ? checkpoint : this.awaitCheckpointIncluding(index);
   }
 
+  /** Another process signs: wait until its latest checkpoint covers leaf `index` (SEQUENCER_UNAVAILABLE after a while). */
+  private async awaitSequencerCheckpoint(index: number): Promise<CheckpointRecord> {
+    const deadline = performance.now() + CHECKPOINT_WAIT_MS;
+    for (;;) {
+      await new Promise((resolve) => setTimeout(resolve, CHECKPOINT_POLL_MS));
+      const latest = this.store.latestCheckpoint();
+      if (latest && latest.size > index) return latest;
+      if (this.signer?.canSign()) return this.awaitCheckpointIncluding(index);
+      if (performance.now() > deadline) {
+        throw new ToolsealError(
+          'SEQUENCER_UNAVAILABLE',
+          'no registry process signed a checkpoint over this leaf in time',
+        );
+      }
+    }
+  }
+
   /**
    * Sign a checkpoint for the current tree, after proving it consistent with the previous checkpoint
    * (signCheckpoint refuses otherwise). Returns the previous one when nothing was appended since.
@@ -96,6 +152,7 @@ export class TransparencyLog {
       const size = this.store.getLogSize();
       const previous = this.store.latestCheckpoint();
       if (previous && previous.size === size) return previous;
+      this.signer?.fence();
       // A tree smaller than one already signed is a rollback: refuse it as such (generateConsistencyProof
       // would otherwise throw BAD_REQUEST, which a publish would answer as the client's fault).
       if (previous && size < previous.size) {

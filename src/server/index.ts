@@ -29,3 +29,4 @@ export {
 export { DEV_NAMESPACE, seedDevRegistry, type DevSeed } from './dev-seed.ts';
 export { isDatabaseUrl, redactDatabaseUrl } from '../store/postgres/index.ts';
 export { defaultPipelineWorkers } from '../runtime/pipeline-pool.ts';
+export type { SequencerEvent } from '../registry/index.ts';

@@ -8,7 +8,7 @@ import { DEFAULT_CACHE_BYTES, ImmutableBodyCache } from '../http/immutable-body-
 import { type RunningServer, startHttpServer } from '../http/serve.ts';
 import type { PublishCommitter } from '../registry/group-commit.ts';
 import { inlinePipeline } from '../registry/pipeline-runner.ts';
-import { openRegistry, type Registry, type RegistryOptions } from '../registry/registry.ts';
+import { openRegistry, type Registry, type RegistryOptions, type SequencingOptions } from '../registry/registry.ts';
 import { startPipelinePool } from '../runtime/pipeline-pool.ts';
 import { startPublishWriter } from '../runtime/publish-writer.ts';
 import type { Store } from '../store/index.ts';
@@ -22,7 +22,21 @@ import { type DataDirLock, lockDataDir } from './data-dir-lock.ts';
  * folder (`toolseal.db` inside), or `:memory:` for a store that lives as long as the process; or, with `databaseUrl`
  * (`postgres://…`, `pglite:[DIR]`), a PostgreSQL store instead (the data folder then holds only dev files).
  */
-export type RegistryConfig = Omit<RegistryOptions, 'store'> & { dataDir: string; databaseUrl?: string | undefined };
+export type RegistryConfig = Omit<RegistryOptions, 'store' | 'sequencing'> & {
+  dataDir: string;
+  databaseUrl?: string | undefined;
+  /**
+   * On a PostgreSQL server (`postgres://…`) several processes may share the database: the log is then sequenced by the
+   * one holding the lease (issue 16 §2). These tune it; `false` opens the registry as the database's only writer
+   * (admin commands). Ignored for SQLite and in-process PGlite, which no other process can open.
+   */
+  sequencing?: SequencingOptions | false;
+};
+
+/** True for a database other processes can open too (a PostgreSQL server, not PGlite in this process). */
+export function isSharedDatabaseUrl(url: string | undefined): boolean {
+  return url !== undefined && /^(postgres|postgresql):\/\//i.test(url);
+}
 
 /** The store at `where`: a database URL (PostgreSQL, migrated on open) or a SQLite data folder (or `:memory:`). */
 export function openStoreFor(where: string): Store {
@@ -42,8 +56,9 @@ export function openRegistryAt(config: RegistryConfig): OpenedRegistry {
   const pipeline = config.pipeline ?? inlinePipeline;
   let registry: Registry;
   try {
-    const { dataDir: _dataDir, databaseUrl: _databaseUrl, ...options } = config;
-    registry = openRegistry({ ...options, store, pipeline });
+    const { dataDir: _dataDir, databaseUrl: _databaseUrl, sequencing, ...options } = config;
+    const shared = isSharedDatabaseUrl(config.databaseUrl) && sequencing !== undefined && sequencing !== false;
+    registry = openRegistry({ ...options, store, pipeline, ...(shared ? { sequencing } : {}) });
   } catch (error) {
     store.close();
     throw error;
@@ -53,6 +68,7 @@ export function openRegistryAt(config: RegistryConfig): OpenedRegistry {
     registry,
     close: async () => {
       await registry.drain();
+      registry.stopSequencing();
       await pipeline.close();
       await config.committer?.close();
       store.close();
@@ -73,6 +89,9 @@ export interface RegistryServerOptions extends Omit<RegistryConfig, 'origin' | '
   /** HTTP options (body limit, read cache, where unexpected errors go). */
   app?: Omit<AppDeps, 'registry'>;
 }
+
+/** How a server on a PostgreSQL server keeps the sequencer lease, unless told otherwise (sequencer.ts has the rest). */
+export const DEFAULT_SERVER_SEQUENCING: SequencingOptions = {};
 
 export interface RunningRegistryServer extends OpenedRegistry {
   url: string;
@@ -130,7 +149,15 @@ async function startLockedRegistryServer(
       workers > 0 && options.databaseUrl === undefined
         ? startPublishWriter({ dataDir: options.dataDir, keysDir: options.keysDir, origin })
         : undefined;
-    opened = openRegistryAt({ ...options, origin, pipeline, ...(committer === undefined ? {} : { committer }) });
+    // A server on a PostgreSQL server always takes part in the lease: other processes may share the database.
+    const sequencing = options.sequencing === undefined ? DEFAULT_SERVER_SEQUENCING : options.sequencing;
+    opened = openRegistryAt({
+      ...options,
+      origin,
+      pipeline,
+      sequencing,
+      ...(committer === undefined ? {} : { committer }),
+    });
     await committer?.whenReady();
     app = createApp({ ...options.app, registry: opened.registry, cache });
     const running = server;

@@ -223,3 +223,71 @@ export interface Store {
   latestCheckpoint(): CheckpointRecord | undefined;
   insertCheckpoint(row: CheckpointRecord): void;
 }
+
+/** Log-writing work one registry process hands to the sequencer (issue 16 §2). */
+export type LogJobKind = 'publish' | 'yank' | 'approval-decision' | 'approval-consumption';
+
+/** queued → done | failed (by the sequencer, with the work) or → cancelled (by the submitter that gave up on it). */
+export type LogJobState = 'queued' | 'done' | 'failed' | 'cancelled';
+
+export interface LogJobRecord {
+  id: number;
+  kind: LogJobKind;
+  payload: Buffer;
+  /** The submitting process (its sequencer-lease holder name). */
+  submittedBy: string;
+}
+
+export interface LogJobOutcome {
+  id: number;
+  state: LogJobState;
+  /** What the sequencer wrote with `done` or `failed` (log-jobs.ts encodes it); null while queued or cancelled. */
+  outcome: Buffer | null;
+}
+
+export interface SequencerLeaseRecord {
+  holder: string;
+  /** Grows by one at every change of holder: a fencing token. */
+  epoch: number;
+  /** RFC 3339, the database's clock. */
+  expiresAt: string;
+}
+
+/**
+ * What several registry processes on one database need (issue 16 §2); only a store shared between processes has it
+ * (the PostgreSQL store). Lease times are the database's clock, so the processes' clocks do not matter.
+ */
+export interface SequencingStore {
+  /**
+   * Take the lease for `holder` when it is free or expired, or renew it when `holder` has it, for `ttlMs`; returns the
+   * lease as it now is (another holder's when it is taken). One statement, outside any transaction.
+   */
+  claimSequencerLease(holder: string, ttlMs: number): SequencerLeaseRecord;
+  /**
+   * Call `onNotice` soon after work is queued, or finished for a submitter, by any process (a hint: callers poll too);
+   * returns the function that stops listening.
+   */
+  watchLogJobs(onNotice: (notice: { type: 'queued' } | { type: 'finished'; submittedBy: string }) => void): () => void;
+  /** Give the lease up at once (on shutdown), if `holder` has it. */
+  releaseSequencerLease(holder: string): void;
+  /**
+   * Inside a write transaction: SEQUENCER_UNAVAILABLE unless `holder` holds the lease at `epoch` and it has not
+   * expired, so a process that lost its lease (paused, cut off) cannot sequence after its successor started.
+   */
+  assertSequencerLease(holder: string, epoch: number): void;
+  /** Queue work for the sequencer (committed at once, outside any transaction); returns its id. */
+  enqueueLogJob(kind: LogJobKind, payload: Uint8Array, submittedBy: string): number;
+  /** Whether any job is queued (one cheap statement, outside any transaction: the sequencer's idle poll). */
+  hasQueuedLogJobs(): boolean;
+  /** Inside a write transaction: up to `limit` queued jobs, oldest first, locked until the transaction ends. */
+  claimQueuedLogJobs(limit: number): LogJobRecord[];
+  /** Inside the transaction that did the work: queued → done | failed, with the outcome. */
+  finishLogJob(id: number, state: 'done' | 'failed', outcome: Uint8Array): void;
+  /** The state of each job of `ids` that is no longer queued. */
+  readFinishedLogJobs(ids: readonly number[]): LogJobOutcome[];
+  /** queued → cancelled; false when the sequencer already finished it (read its outcome then). */
+  cancelLogJob(id: number): boolean;
+  deleteLogJobs(ids: readonly number[]): void;
+  /** Delete finished or cancelled jobs older than `olderThanMs` (their submitters are gone); returns how many. */
+  purgeLogJobs(olderThanMs: number): number;
+}

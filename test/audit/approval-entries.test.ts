@@ -117,11 +117,11 @@ describe('approval entries in the audit', () => {
       const host = registry.createPrincipal('host', 'host-a').principal;
       const operator = registry.createPrincipal('operator', 'alice').principal;
       const approve = registry.requestApproval(host, buildEnvelope(registry));
-      registry.decideApproval(operator, approve.id, decisionBody('approve', approve.digest));
-      registry.consumeApproval(host, approve.id, buildEnvelope(registry));
+      await registry.decideApproval(operator, approve.id, decisionBody('approve', approve.digest));
+      await registry.consumeApproval(host, approve.id, buildEnvelope(registry));
       const other = buildEnvelope(registry, '{"amount": 1, "currency": "EUR", "recipient": "x"}');
       const deny = registry.requestApproval(host, other);
-      registry.decideApproval(operator, deny.id, decisionBody('deny', deny.digest));
+      await registry.decideApproval(operator, deny.id, decisionBody('deny', deny.digest));
       const { report } = await runAudit({ registry: server.url });
       expect(report.problems).toEqual([]);
       expect(report.ok).toBe(true);

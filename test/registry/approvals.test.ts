@@ -22,10 +22,11 @@ afterAll(cleanupTempDirs);
 let t: ApprovalEnv;
 afterEach(() => t?.close());
 
-function refusal(run: () => unknown, code: ErrorCode, pointer?: string): ToolsealError {
+/** The refusal `run` throws, or its promise rejects with (requestApproval is synchronous; decide and consume are not). */
+async function refusal(run: () => unknown, code: ErrorCode, pointer?: string): Promise<ToolsealError> {
   let caught: unknown;
   try {
-    run();
+    await run();
   } catch (error) {
     caught = error;
   }
@@ -36,9 +37,9 @@ function refusal(run: () => unknown, code: ErrorCode, pointer?: string): Toolsea
 }
 
 /** A refusal that leaves every table as it was. */
-function refusedWithNothingStored(run: () => unknown, code: ErrorCode, pointer?: string): void {
+async function refusedWithNothingStored(run: () => unknown, code: ErrorCode, pointer?: string): Promise<void> {
   const before = snapshotDb(t.store);
-  refusal(run, code, pointer);
+  await refusal(run, code, pointer);
   expect(snapshotDb(t.store)).toEqual(before);
 }
 
@@ -74,9 +75,9 @@ describe('requesting an approval', () => {
     expect(other.created).toBe(true);
     expect(other.digest).not.toBe(first.digest);
     // Once decided (approved) it is still open; once consumed a new request is needed.
-    t.registry.decideApproval(t.operator, first.id, decisionBody('approve', first.digest));
+    await t.registry.decideApproval(t.operator, first.id, decisionBody('approve', first.digest));
     expect(t.registry.requestApproval(t.host, t.envelope())).toMatchObject({ created: false, status: 'approved' });
-    t.registry.consumeApproval(t.host, first.id, t.envelope());
+    await t.registry.consumeApproval(t.host, first.id, t.envelope());
     const fresh = t.registry.requestApproval(t.host, t.envelope());
     expect(fresh.created).toBe(true);
     expect(fresh.id).not.toBe(first.id);
@@ -94,38 +95,42 @@ describe('requesting an approval', () => {
   it('refuses, storing nothing: other audience, unknown or yanked version, wrong tool or digests, bad arguments', async () => {
     t = await createApprovalEnv();
     const r = (bytes: Uint8Array) => () => t.registry.requestApproval(t.host, bytes);
-    refusedWithNothingStored(r(t.envelope(undefined, { audience: 'host-b' })), 'FORBIDDEN', '/audience');
-    refusedWithNothingStored(r(t.envelope(undefined, { manifest: `${REFUNDS_NAME}@9.9.9` })), 'NOT_FOUND', '/manifest');
-    refusedWithNothingStored(r(t.envelope(undefined, { manifest: 'latest' })), 'BAD_REQUEST', '/manifest');
-    refusedWithNothingStored(
+    await refusedWithNothingStored(r(t.envelope(undefined, { audience: 'host-b' })), 'FORBIDDEN', '/audience');
+    await refusedWithNothingStored(
+      r(t.envelope(undefined, { manifest: `${REFUNDS_NAME}@9.9.9` })),
+      'NOT_FOUND',
+      '/manifest',
+    );
+    await refusedWithNothingStored(r(t.envelope(undefined, { manifest: 'latest' })), 'BAD_REQUEST', '/manifest');
+    await refusedWithNothingStored(
       r(t.envelope(undefined, { registry: 'https://elsewhere.test' })),
       'BAD_REQUEST',
       '/registry',
     );
-    refusedWithNothingStored(r(t.envelope(undefined, { tool: 'nope' })), 'NOT_FOUND');
-    refusedWithNothingStored(
+    await refusedWithNothingStored(r(t.envelope(undefined, { tool: 'nope' })), 'NOT_FOUND');
+    await refusedWithNothingStored(
       r(t.envelope(undefined, { toolDigest: `sha256:${'0'.repeat(64)}` })),
       'DIGEST_MISMATCH',
       '/toolDigest',
     );
-    refusedWithNothingStored(
+    await refusedWithNothingStored(
       r(t.envelope(undefined, { manifestDigest: `sha256:${'0'.repeat(64)}` })),
       'DIGEST_MISMATCH',
       '/manifestDigest',
     );
-    refusedWithNothingStored(r(t.envelope(REFUND_4200.replace('4200', '4200.0'))), 'MONEY_INVALID');
-    refusedWithNothingStored(r(t.envelope(REFUND_4200.replace('4200', '"4200"'))), 'ARGUMENTS_INVALID');
-    refusedWithNothingStored(r(t.envelope(REFUND_4200.replace('4200', '50001'))), 'MONEY_CEILING_EXCEEDED');
-    refusedWithNothingStored(r(t.envelope(undefined, { digest: expectedDigest() })), 'UNKNOWN_FIELD', '/digest');
-    refusedWithNothingStored(r(utf8('{"type":"toolseal.action/v1","type":1}')), 'DUPLICATE_KEY');
+    await refusedWithNothingStored(r(t.envelope(REFUND_4200.replace('4200', '4200.0'))), 'MONEY_INVALID');
+    await refusedWithNothingStored(r(t.envelope(REFUND_4200.replace('4200', '"4200"'))), 'ARGUMENTS_INVALID');
+    await refusedWithNothingStored(r(t.envelope(REFUND_4200.replace('4200', '50001'))), 'MONEY_CEILING_EXCEEDED');
+    await refusedWithNothingStored(r(t.envelope(undefined, { digest: expectedDigest() })), 'UNKNOWN_FIELD', '/digest');
+    await refusedWithNothingStored(r(utf8('{"type":"toolseal.action/v1","type":1}')), 'DUPLICATE_KEY');
     await t.registry.yank(t.publisher, REFUNDS_NAME, '1.0.0', 'withdrawn');
-    refusedWithNothingStored(r(t.envelope()), 'VERSION_YANKED', '/manifest');
+    await refusedWithNothingStored(r(t.envelope()), 'VERSION_YANKED', '/manifest');
   });
 
   it('refuses a revoked host inside the write', async () => {
     t = await createApprovalEnv();
     t.store.revokePrincipal(t.host.id, new Date().toISOString());
-    refusedWithNothingStored(() => t.registry.requestApproval(t.host, t.envelope()), 'UNAUTHENTICATED');
+    await refusedWithNothingStored(() => t.registry.requestApproval(t.host, t.envelope()), 'UNAUTHENTICATED');
   });
 });
 
@@ -154,7 +159,7 @@ describe('reading approvals', () => {
     t = await createApprovalEnv({ approvalTtlSeconds: 30 });
     const { id } = t.registry.requestApproval(t.host, t.envelope());
     const other = t.registry.createPrincipal('host', 'host-b').principal;
-    refusal(() => t.registry.getApproval(other, id), 'NOT_FOUND');
+    await refusal(() => t.registry.getApproval(other, id), 'NOT_FOUND');
     t.advance(30);
     expect(t.registry.getApproval(t.host, id).status).toBe('expired');
     expect(t.store.getApproval(id)!.status).toBe('pending');
@@ -167,7 +172,7 @@ describe('reading approvals', () => {
     const b = t.registry.requestApproval(t.host, t.envelope(REFUND_4200.replace('4200', '2')));
     t.advance(1);
     const c = t.registry.requestApproval(t.host, t.envelope(REFUND_4200.replace('4200', '3')));
-    t.registry.decideApproval(t.operator, b.id, decisionBody('deny', b.digest, 'no'));
+    await t.registry.decideApproval(t.operator, b.id, decisionBody('deny', b.digest, 'no'));
     expect(t.registry.listApprovals(undefined, 500).items.map((i) => i.id)).toEqual([c.id, b.id, a.id]);
     expect(t.registry.listApprovals('pending', 500).items.map((i) => i.id)).toEqual([c.id, a.id]);
     expect(t.registry.listApprovals('denied', 500).items).toMatchObject([
@@ -188,7 +193,7 @@ describe('deciding', () => {
     t = await createApprovalEnv();
     const { id, digest } = t.registry.requestApproval(t.host, t.envelope());
     const size = t.store.getLogSize();
-    const decided = t.registry.decideApproval(t.operator, id, decisionBody('approve', digest, 'ok for cust_A'));
+    const decided = await t.registry.decideApproval(t.operator, id, decisionBody('approve', digest, 'ok for cust_A'));
     expect(decided).toEqual({ id, digest, status: 'approved', logIndex: size });
     expect(t.store.latestCheckpoint()!.size).toBe(size + 1);
     const row = t.store.getApproval(id)!;
@@ -241,39 +246,39 @@ describe('deciding', () => {
       (body: Uint8Array, which = id) =>
       () =>
         t.registry.decideApproval(t.operator, which, body);
-    refusedWithNothingStored(d(decisionBody('approve', digest), `apr_${'A'.repeat(22)}`), 'NOT_FOUND');
-    refusedWithNothingStored(
+    await refusedWithNothingStored(d(decisionBody('approve', digest), `apr_${'A'.repeat(22)}`), 'NOT_FOUND');
+    await refusedWithNothingStored(
       d(decisionBody('approve', expectedDigest(REFUND_4200.replace('4200', '4201')))),
       'APPROVAL_DIGEST_MISMATCH',
       '/digest',
     );
-    refusedWithNothingStored(d(decisionBody('maybe', digest)), 'BAD_REQUEST', '/decision');
-    refusedWithNothingStored(d(utf8(JSON.stringify({ decision: 'approve' }))), 'BAD_REQUEST', '/digest');
-    refusedWithNothingStored(
+    await refusedWithNothingStored(d(decisionBody('maybe', digest)), 'BAD_REQUEST', '/decision');
+    await refusedWithNothingStored(d(utf8(JSON.stringify({ decision: 'approve' }))), 'BAD_REQUEST', '/digest');
+    await refusedWithNothingStored(
       d(utf8(JSON.stringify({ decision: 'approve', digest, extra: 1 }))),
       'UNKNOWN_FIELD',
       '/extra',
     );
-    refusedWithNothingStored(d(decisionBody('approve', digest, 'line\nbreak')), 'BAD_REQUEST', '/reason');
-    refusedWithNothingStored(d(decisionBody('approve', digest, 'x'.repeat(1001))), 'BAD_REQUEST', '/reason');
-    refusedWithNothingStored(
+    await refusedWithNothingStored(d(decisionBody('approve', digest, 'line\nbreak')), 'BAD_REQUEST', '/reason');
+    await refusedWithNothingStored(d(decisionBody('approve', digest, 'x'.repeat(1001))), 'BAD_REQUEST', '/reason');
+    await refusedWithNothingStored(
       d(utf8(JSON.stringify({ decision: 'approve', digest, reason: 5 }))),
       'BAD_REQUEST',
       '/reason',
     );
-    refusedWithNothingStored(d(utf8('{"decision":"approve","decision":"deny"}')), 'DUPLICATE_KEY');
-    t.registry.decideApproval(t.operator, id, decisionBody('deny', digest));
-    refusedWithNothingStored(d(decisionBody('approve', digest)), 'APPROVAL_DECIDED');
+    await refusedWithNothingStored(d(utf8('{"decision":"approve","decision":"deny"}')), 'DUPLICATE_KEY');
+    await t.registry.decideApproval(t.operator, id, decisionBody('deny', digest));
+    await refusedWithNothingStored(d(decisionBody('approve', digest)), 'APPROVAL_DECIDED');
     const late = t.registry.requestApproval(t.host, t.envelope(REFUND_4200.replace('4200', '7')));
     t.advance(60);
-    refusedWithNothingStored(d(decisionBody('approve', late.digest), late.id), 'APPROVAL_EXPIRED');
+    await refusedWithNothingStored(d(decisionBody('approve', late.digest), late.id), 'APPROVAL_EXPIRED');
   });
 
   it('refuses an operator revoked after it authenticated', async () => {
     t = await createApprovalEnv();
     const { id, digest } = t.registry.requestApproval(t.host, t.envelope());
     t.store.revokePrincipal(t.operator.id, new Date().toISOString());
-    refusedWithNothingStored(
+    await refusedWithNothingStored(
       () => t.registry.decideApproval(t.operator, id, decisionBody('approve', digest)),
       'UNAUTHENTICATED',
     );
@@ -288,18 +293,21 @@ describe('consuming', () => {
       (bytes = t.envelope()) =>
       () =>
         t.registry.consumeApproval(t.host, id, bytes);
-    refusedWithNothingStored(consume(), 'APPROVAL_PENDING');
-    t.registry.decideApproval(t.operator, id, decisionBody('approve', digest));
-    refusedWithNothingStored(consume(t.envelope(REFUND_4200.replace('4200', '4201'))), 'APPROVAL_DIGEST_MISMATCH');
-    refusedWithNothingStored(
+    await refusedWithNothingStored(consume(), 'APPROVAL_PENDING');
+    await t.registry.decideApproval(t.operator, id, decisionBody('approve', digest));
+    await refusedWithNothingStored(
+      consume(t.envelope(REFUND_4200.replace('4200', '4201'))),
+      'APPROVAL_DIGEST_MISMATCH',
+    );
+    await refusedWithNothingStored(
       consume(t.envelope(REFUND_4200.replace('["credit", "notify"]', '["notify", "credit"]'))),
       'APPROVAL_DIGEST_MISMATCH',
     );
-    refusedWithNothingStored(consume(t.envelope(REFUND_4200.replace('4200', '4200.0'))), 'MONEY_INVALID');
-    refusedWithNothingStored(consume(t.envelope(undefined, { audience: 'host-b' })), 'FORBIDDEN', '/audience');
+    await refusedWithNothingStored(consume(t.envelope(REFUND_4200.replace('4200', '4200.0'))), 'MONEY_INVALID');
+    await refusedWithNothingStored(consume(t.envelope(undefined, { audience: 'host-b' })), 'FORBIDDEN', '/audience');
     const size = t.store.getLogSize();
     // An informational change after approval still matches.
-    const consumed = t.registry.consumeApproval(t.host, id, t.envelope(REFUND_4200.replace('t-1', 't-2')));
+    const consumed = await t.registry.consumeApproval(t.host, id, t.envelope(REFUND_4200.replace('t-1', 't-2')));
     expect(consumed).toEqual({ id, digest, status: 'consumed', logIndex: size });
     expect(t.store.latestCheckpoint()!.size).toBe(size + 1);
     const row = t.store.getApproval(id)!;
@@ -314,22 +322,25 @@ describe('consuming', () => {
         consumedAt: row.consumedAt,
       },
     });
-    refusedWithNothingStored(consume(), 'APPROVAL_CONSUMED');
+    await refusedWithNothingStored(consume(), 'APPROVAL_CONSUMED');
     expect(t.registry.getApproval(t.operator, id).status).toBe('consumed');
   });
 
   it('refuses denied and expired requests, and hides another host', async () => {
     t = await createApprovalEnv({ approvalTtlSeconds: 60 });
     const denied = t.registry.requestApproval(t.host, t.envelope());
-    t.registry.decideApproval(t.operator, denied.id, decisionBody('deny', denied.digest));
-    refusedWithNothingStored(() => t.registry.consumeApproval(t.host, denied.id, t.envelope()), 'APPROVAL_DENIED');
+    await t.registry.decideApproval(t.operator, denied.id, decisionBody('deny', denied.digest));
+    await refusedWithNothingStored(
+      () => t.registry.consumeApproval(t.host, denied.id, t.envelope()),
+      'APPROVAL_DENIED',
+    );
     const approved = t.registry.requestApproval(t.host, t.envelope(REFUND_4200.replace('4200', '5')));
-    t.registry.decideApproval(t.operator, approved.id, decisionBody('approve', approved.digest));
+    await t.registry.decideApproval(t.operator, approved.id, decisionBody('approve', approved.digest));
     const other = t.registry.createPrincipal('host', 'host-b').principal;
     const bytes = t.envelope(REFUND_4200.replace('4200', '5'));
-    refusedWithNothingStored(() => t.registry.consumeApproval(other, approved.id, bytes), 'NOT_FOUND');
+    await refusedWithNothingStored(() => t.registry.consumeApproval(other, approved.id, bytes), 'NOT_FOUND');
     t.advance(60);
-    refusedWithNothingStored(() => t.registry.consumeApproval(t.host, approved.id, bytes), 'APPROVAL_EXPIRED');
+    await refusedWithNothingStored(() => t.registry.consumeApproval(t.host, approved.id, bytes), 'APPROVAL_EXPIRED');
     expect(t.registry.getApproval(t.host, approved.id).status).toBe('expired');
   });
 });
@@ -348,11 +359,11 @@ describe('the database keeps approvals immutable', () => {
     refused('UPDATE approvals SET expires_at = ? WHERE id = ?', '2999-01-01T00:00:00.000Z', id);
     refused('DELETE FROM approvals WHERE id = ?', id);
     refused("UPDATE approvals SET status = 'consumed', consumed_at = 'x', consumption_log_index = 99 WHERE id = ?", id);
-    t.registry.decideApproval(t.operator, id, decisionBody('approve', digest));
+    await t.registry.decideApproval(t.operator, id, decisionBody('approve', digest));
     refused("UPDATE approvals SET status = 'pending' WHERE id = ?", id);
     refused('UPDATE approvals SET decision_log_index = 99 WHERE id = ?', id);
     refused("UPDATE approvals SET status = 'denied' WHERE id = ?", id);
-    t.registry.consumeApproval(t.host, id, t.envelope());
+    await t.registry.consumeApproval(t.host, id, t.envelope());
     refused('UPDATE approvals SET consumption_log_index = 99 WHERE id = ?', id);
     refused("UPDATE approvals SET status = 'approved' WHERE id = ?", id);
     refused("UPDATE principals SET name = 'mallory' WHERE id = ?", t.host.id);

@@ -22,10 +22,10 @@ async function populated(): Promise<string[]> {
   const approved = ask(2);
   const denied = ask(3);
   const consumed = ask(4);
-  t.registry.decideApproval(t.operator, approved.id, decisionBody('approve', approved.digest));
-  t.registry.decideApproval(t.operator, denied.id, decisionBody('deny', denied.digest, 'no'));
-  t.registry.decideApproval(t.operator, consumed.id, decisionBody('approve', consumed.digest));
-  t.registry.consumeApproval(t.host, consumed.id, t.envelope(REFUND_4200.replace('4200', '4')));
+  await t.registry.decideApproval(t.operator, approved.id, decisionBody('approve', approved.digest));
+  await t.registry.decideApproval(t.operator, denied.id, decisionBody('deny', denied.digest, 'no'));
+  await t.registry.decideApproval(t.operator, consumed.id, decisionBody('approve', consumed.digest));
+  await t.registry.consumeApproval(t.host, consumed.id, t.envelope(REFUND_4200.replace('4200', '4')));
   return [pending.id, approved.id, denied.id, consumed.id];
 }
 

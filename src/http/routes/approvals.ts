@@ -45,13 +45,13 @@ export function mountApprovalRoutes(app: App, registry: Registry): void {
   app.post(ROUTES.approvalDecision, async (c) => {
     const operator = registry.authenticatePrincipal(tokenOf(c), 'operator');
     const body = await readBodyWithin(c, MAX_APPROVAL_BODY_BYTES, 'decision');
-    return c.json(registry.decideApproval(operator, c.req.param('id'), body), 200, NO_STORE);
+    return c.json(await registry.decideApproval(operator, c.req.param('id'), body), 200, NO_STORE);
   });
 
   app.post(ROUTES.approvalConsume, async (c) => {
     const host = registry.authenticatePrincipal(tokenOf(c), 'host');
     const body = await readBodyWithin(c, MAX_APPROVAL_BODY_BYTES, 'approval consumption');
-    return c.json(registry.consumeApproval(host, c.req.param('id'), body), 200, NO_STORE);
+    return c.json(await registry.consumeApproval(host, c.req.param('id'), body), 200, NO_STORE);
   });
 }
 

@@ -8,10 +8,12 @@ import type { App } from '../app-env.ts';
 export function mountHealthKeyRoutes(app: App, registry: Registry): void {
   app.get(ROUTES.health, (c) => {
     const checkpoint = registry.latestCheckpoint();
+    const role = registry.sequencingRole;
     return c.json({
       status: 'ok',
       logSize: checkpoint?.size ?? 0,
       activeKid: registry.activeKid,
+      ...(role === undefined ? {} : { sequencer: role }),
     } satisfies HealthResponse);
   });
 

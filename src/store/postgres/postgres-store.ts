@@ -19,10 +19,15 @@ import type {
   BlobRecord,
   CheckpointRecord,
   LogEntryRecord,
+  LogJobKind,
+  LogJobOutcome,
+  LogJobRecord,
   NewApprovalRecord,
   PrincipalKind,
   PrincipalRecord,
   PublisherRecord,
+  SequencerLeaseRecord,
+  SequencingStore,
   SigningKeyRecord,
   Store,
   VersionRecord,
@@ -30,6 +35,7 @@ import type {
 } from '../port.ts';
 import type { ConnectionTarget } from './connection-protocol.ts';
 import { checkPostgresStructure } from './structure-check.ts';
+import { FINISHED_CHANNEL, type LogJobNotice, listenForLogJobNotices, QUEUED_CHANNEL } from './log-job-notices.ts';
 import { translatePostgresError } from './storage-errors.ts';
 import { type Row, SyncConnection } from './sync-bridge.ts';
 
@@ -77,7 +83,7 @@ export function openPostgresStore(options: OpenPostgresStoreOptions): PostgresSt
       callTimeoutMs: options.callTimeoutMs ?? 30_000,
       openTimeoutMs: options.openTimeoutMs ?? 120_000,
     });
-    return new PostgresStore(connection);
+    return new PostgresStore(connection, target);
   } catch (error) {
     const translated = translatePostgresError(error);
     if (translated instanceof ToolsealError) throw translated;
@@ -110,12 +116,15 @@ const APPROVAL =
   'a.consumption_log_index AS "consumptionLogIndex" FROM approvals a LEFT JOIN principals o ON o.id = a.decided_by';
 const NEWEST_FIRST = `ORDER BY a.created_at ${C} DESC, a.seq DESC`;
 
-export class PostgresStore implements Store {
+export class PostgresStore implements Store, SequencingStore {
   /** Open transactions and savepoints (0: none); `reading` when the outermost one is a read. */
   private depth = 0;
   private reading = false;
 
-  constructor(private readonly connection: SyncConnection) {}
+  constructor(
+    private readonly connection: SyncConnection,
+    private readonly target?: ConnectionTarget,
+  ) {}
 
   /** Raw SQL for maintenance and tests (see postgresQueryOf); errors are the database's own. */
   runSql(sql: string, params: readonly unknown[] = []): Row[] {
@@ -203,6 +212,114 @@ export class PostgresStore implements Store {
   private write<T>(work: () => T): T {
     if (this.reading) throw new ToolsealError('INTERNAL', 'a write inside a read-only snapshot');
     return this.depth > 0 ? work() : this.transaction(work);
+  }
+
+  // ── the sequencer lease and its job queue (issue 16 §2) ─────────────────
+
+  claimSequencerLease(holder: string, ttlMs: number): SequencerLeaseRecord {
+    // One statement: take a free or expired lease (a new epoch) or renew our own; anyone else's is left alone.
+    // clock_timestamp(), not now(): the time of the statement, even inside a long transaction.
+    this.q(
+      `INSERT INTO sequencer_lease AS l (id, holder, epoch, expires_at)
+       VALUES (1, $1, 1, clock_timestamp() + $2 * interval '1 millisecond')
+       ON CONFLICT (id) DO UPDATE SET
+         holder = EXCLUDED.holder,
+         epoch = CASE WHEN l.holder = EXCLUDED.holder AND l.expires_at > clock_timestamp() THEN l.epoch ELSE l.epoch + 1 END,
+         expires_at = EXCLUDED.expires_at
+       WHERE l.holder = EXCLUDED.holder OR l.expires_at <= clock_timestamp()`,
+      [holder, ttlMs],
+    );
+    const lease = this.one<SequencerLeaseRecord>(
+      `SELECT holder, epoch, to_char(expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "expiresAt"
+       FROM sequencer_lease WHERE id = 1`,
+    );
+    if (!lease) throw new ToolsealError('INTERNAL', 'the sequencer lease row is missing');
+    return lease;
+  }
+
+  watchLogJobs(onNotice: (notice: LogJobNotice) => void): () => void {
+    // PGlite runs in this process only: no other process queues work there, so there is nothing to listen for.
+    if (this.target?.kind !== 'postgres') return () => {};
+    return listenForLogJobNotices(this.target.url, onNotice);
+  }
+
+  releaseSequencerLease(holder: string): void {
+    this.q(`UPDATE sequencer_lease SET expires_at = clock_timestamp() WHERE id = 1 AND holder = $1`, [holder]);
+  }
+
+  assertSequencerLease(holder: string, epoch: number): void {
+    const held = this.one<{ ok: boolean }>(
+      `SELECT true AS ok FROM sequencer_lease
+       WHERE id = 1 AND holder = $1 AND epoch = $2 AND expires_at > clock_timestamp()`,
+      [holder, epoch],
+    );
+    if (!held) {
+      throw new ToolsealError('SEQUENCER_UNAVAILABLE', 'this process no longer holds the sequencer lease');
+    }
+  }
+
+  enqueueLogJob(kind: LogJobKind, payload: Uint8Array, submittedBy: string): number {
+    // The notice goes out when the INSERT commits (at once: it runs outside any transaction). That commit need not wait
+    // for the disk (synchronous_commit off for this statement's transaction only): a queued job lost with the server
+    // was never acknowledged, and its submitter loses its connection too. The sequencer's commit, which acknowledges
+    // the work, stays synchronous.
+    const row = this.one<{ id: number }>(
+      `WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true)),
+            queued AS (INSERT INTO log_jobs (kind, payload, submitted_by) VALUES ($1, $2, $3) RETURNING id)
+       SELECT id, pg_notify('${QUEUED_CHANNEL}', '') FROM queued, relaxed`,
+      [kind, Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength), submittedBy],
+    );
+    return row!.id;
+  }
+
+  hasQueuedLogJobs(): boolean {
+    return this.q(`SELECT 1 FROM log_jobs WHERE state = 'queued' LIMIT 1`).length > 0;
+  }
+
+  claimQueuedLogJobs(limit: number): LogJobRecord[] {
+    return this.q(
+      `SELECT id, kind, payload, submitted_by AS "submittedBy" FROM log_jobs
+       WHERE state = 'queued' ORDER BY id LIMIT $1 FOR UPDATE`,
+      [limit],
+    ).map((row) => row as unknown as LogJobRecord);
+  }
+
+  finishLogJob(id: number, state: 'done' | 'failed', outcome: Uint8Array): void {
+    // The notice (naming the submitter) goes out when the sequencer's transaction commits, never before.
+    this.q(
+      `WITH finished AS (UPDATE log_jobs SET state = $2, outcome = $3, finished_at = clock_timestamp()
+         WHERE id = $1 AND state = 'queued' RETURNING submitted_by)
+       SELECT pg_notify('${FINISHED_CHANNEL}', submitted_by) FROM finished`,
+      [id, state, Buffer.from(outcome.buffer, outcome.byteOffset, outcome.byteLength)],
+    );
+  }
+
+  readFinishedLogJobs(ids: readonly number[]): LogJobOutcome[] {
+    if (ids.length === 0) return [];
+    return this.q(
+      `SELECT id, state, outcome FROM log_jobs WHERE id = ANY($1::bigint[]) AND state <> 'queued' ORDER BY id`,
+      [ids],
+    ) as unknown as LogJobOutcome[];
+  }
+
+  cancelLogJob(id: number): boolean {
+    return (
+      this.q(
+        `UPDATE log_jobs SET state = 'cancelled', finished_at = clock_timestamp() WHERE id = $1 AND state = 'queued' RETURNING id`,
+        [id],
+      ).length === 1
+    );
+  }
+
+  deleteLogJobs(ids: readonly number[]): void {
+    if (ids.length > 0) this.q('DELETE FROM log_jobs WHERE id = ANY($1::bigint[])', [ids]);
+  }
+
+  purgeLogJobs(olderThanMs: number): number {
+    return this.q(
+      `DELETE FROM log_jobs WHERE state <> 'queued' AND finished_at < clock_timestamp() - $1 * interval '1 millisecond' RETURNING id`,
+      [olderThanMs],
+    ).length;
   }
 
   // ── publishers ──────────────────────────────────────────────────────────

@@ -3,7 +3,18 @@
 // `seq` (SQLite's rowid). Migrations: drizzle-pg/ (immutability triggers hand-written in 0001).
 
 import { sql } from 'drizzle-orm';
-import { bigint, check, customType, index, integer, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  check,
+  customType,
+  index,
+  integer,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
 
 /** bytea, read as a Buffer (node-postgres) or Uint8Array (PGlite; the store wraps it as a Buffer). */
 const bytea = customType<{ data: Buffer; driverData: Buffer }>({ dataType: () => 'bytea' });
@@ -160,5 +171,46 @@ export const approvals = pgTable(
     index('approvals_created_at').on(table.createdAt),
     check('approvals_status', sql`${table.status} IN ('pending', 'approved', 'denied', 'consumed')`),
     check('approvals_salt', sql`octet_length(${table.salt}) = 32`),
+  ],
+);
+
+/**
+ * The sequencer lease (issue 16 §2): one row; the process named in `holder` sequences the log and signs checkpoints
+ * until `expires_at` (the database's clock), renewing it; `epoch` grows by one at every change of holder (a fencing
+ * token every sequencing transaction checks).
+ */
+export const sequencerLease = pgTable(
+  'sequencer_lease',
+  {
+    id: integer('id').primaryKey(),
+    holder: text('holder').notNull(),
+    epoch: counter('epoch').notNull(),
+    expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'string' }).notNull(),
+  },
+  (table) => [check('sequencer_lease_one_row', sql`${table.id} = 1`)],
+);
+
+/**
+ * Log-writing work handed to the sequencer by the other processes (issue 16 §2): a publish, a yank or an approval
+ * transition, with its outcome written in the same transaction as the work itself. Rows are deleted once read.
+ */
+export const logJobs = pgTable(
+  'log_jobs',
+  {
+    id: counter('id').primaryKey().generatedAlwaysAsIdentity(),
+    kind: text('kind', { enum: ['publish', 'yank', 'approval-decision', 'approval-consumption'] }).notNull(),
+    payload: bytea('payload').notNull(),
+    submittedBy: text('submitted_by').notNull(),
+    submittedAt: timestamp('submitted_at', { withTimezone: true, mode: 'string' }).notNull().defaultNow(),
+    state: text('state', { enum: ['queued', 'done', 'failed', 'cancelled'] })
+      .notNull()
+      .default('queued'),
+    outcome: bytea('outcome'),
+    finishedAt: timestamp('finished_at', { withTimezone: true, mode: 'string' }),
+  },
+  (table) => [
+    index('log_jobs_queued').on(table.id).where(sql`${table.state} = 'queued'`),
+    check('log_jobs_kind', sql`${table.kind} IN ('publish', 'yank', 'approval-decision', 'approval-consumption')`),
+    check('log_jobs_state', sql`${table.state} IN ('queued', 'done', 'failed', 'cancelled')`),
   ],
 );

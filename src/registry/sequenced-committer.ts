@@ -1,0 +1,47 @@
+// Publishes when several processes share one log (issue 16 §2): committed here while this process holds the sequencer
+// lease, else handed to the sequencer through the database (sequencer.ts); either way the answer comes once the leaf is
+// under a signed checkpoint, with its inclusion proof.
+
+import type { PublisherRecord, Store } from '../store/index.ts';
+import type { CommitOutcome, GroupCommitter, PublishCommitter } from './group-commit.ts';
+import { type PublishJobValue, unwrapLogJobResult } from './log-jobs.ts';
+import type { PipelineOutput } from './pipeline-runner.ts';
+import { isSequencerLoss, type Sequencer } from './sequencer.ts';
+import type { TransparencyLog } from './transparency-log.ts';
+
+export class SequencedCommitter implements PublishCommitter {
+  constructor(
+    private readonly local: GroupCommitter,
+    private readonly sequencer: Sequencer,
+    private readonly store: Store,
+    private readonly log: TransparencyLog,
+  ) {}
+
+  async commit(result: PipelineOutput, publisher: PublisherRecord): Promise<CommitOutcome> {
+    if (this.sequencer.isSequencer()) {
+      try {
+        return await this.local.commit(result, publisher);
+      } catch (error) {
+        // The lease was lost during the commit: nothing was written; the new sequencer does it.
+        if (!isSequencerLoss(error)) throw error;
+      }
+    }
+    const value = unwrapLogJobResult<PublishJobValue>(
+      await this.sequencer.submit({ kind: 'publish', publisher, result }),
+    );
+    return this.store.read(() => {
+      const record = this.store.getVersion(value.name, value.version)!;
+      const checkpoint = this.store.latestCheckpoint()!;
+      const [inclusion] = this.log.proveInclusions([record.logIndex], checkpoint);
+      return { created: value.created, record, inclusion: inclusion! };
+    });
+  }
+
+  whenReady(): Promise<void> {
+    return this.local.whenReady();
+  }
+
+  close(): Promise<void> {
+    return this.local.close();
+  }
+}

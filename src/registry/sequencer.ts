@@ -1,0 +1,282 @@
+// Several registry processes on one database, one log (issue 16 §2): a lease row in the database names the one process
+// that sequences the log and signs checkpoints; the others queue their log-writing work in the database and wait for
+// its outcome. The lease has a TTL on the database's clock and an epoch (a fencing token) every sequencing transaction
+// checks, so a process that lost the lease cannot sequence after its successor has started; the database itself also
+// refuses a second leaf at an index and a second checkpoint of a size (the primary keys, and triggers).
+
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { ToolsealError } from '../core/errors.ts';
+import type { LogJobRecord, SequencingStore, Store } from '../store/index.ts';
+import { decodeLogJobResult, encodeLogJob, type LogJob, type LogJobResult } from './log-jobs.ts';
+
+export type SequencerRole = 'sequencer' | 'follower';
+
+export interface SequencerOptions {
+  store: Store & SequencingStore;
+  /** This process's name in the lease (default: host, pid and a random suffix). */
+  holder?: string;
+  /** How long a lease lasts unless renewed (default 3000 ms); it is renewed every third of it. */
+  leaseMs?: number;
+  /**
+   * How often the sequencer looks for queued work, and a follower for its outcomes, besides the database's notices
+   * (which wake them at once; this catches a lost notice). Default 25 ms.
+   */
+  pollMs?: number;
+  /** How long a follower waits for the sequencer before it withdraws its work (default 30 s). */
+  jobTimeoutMs?: number;
+  /** Runs claimed jobs inside the sequencer's transaction, writing each one's outcome (the registry's). */
+  execute?: (jobs: LogJobRecord[]) => void;
+  /** After becoming sequencer (and each renewal): signs a checkpoint over leaves no checkpoint covers yet. */
+  onSequencing?: () => void;
+  /** Role changes and failures of the loop, for the server's log. */
+  onEvent?: (event: SequencerEvent) => void;
+}
+
+export type SequencerEvent =
+  | { type: 'role'; role: SequencerRole; epoch: number; holder: string }
+  | { type: 'error'; where: 'lease' | 'jobs' | 'outcomes'; error: unknown };
+
+/** Queued work answered in one batch. */
+const CLAIM_LIMIT = 64;
+/** Finished jobs are deleted by the sequencer this long after they finished (their submitters have read them). */
+const PURGE_AFTER_MS = 60_000;
+/** How often the sequencer purges. */
+const PURGE_EVERY_MS = 10_000;
+
+interface Waiter {
+  resolve: (result: LogJobResult) => void;
+  reject: (error: unknown) => void;
+  deadline: number;
+}
+
+export class Sequencer {
+  readonly holder: string;
+  private readonly store: Store & SequencingStore;
+  private readonly leaseMs: number;
+  private readonly pollMs: number;
+  private readonly jobTimeoutMs: number;
+  private epoch = 0;
+  /** Until when (this process's monotonic clock) it may act as sequencer: the lease's end, less a margin. */
+  private heldUntil = 0;
+  private leaseTimer: NodeJS.Timeout | undefined;
+  private jobTimer: NodeJS.Timeout | undefined;
+  private outcomeTimer: NodeJS.Timeout | undefined;
+  private readonly waiters = new Map<number, Waiter>();
+  private closed = false;
+  private lastPurge = 0;
+  private stopWatching: (() => void) | undefined;
+  /** The role (and epoch) last reported through onEvent, so each change is reported once. */
+  private announced: { role: SequencerRole; epoch: number } | undefined;
+
+  constructor(private readonly options: SequencerOptions) {
+    this.store = options.store;
+    this.holder = options.holder ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+    this.leaseMs = options.leaseMs ?? 3000;
+    this.pollMs = options.pollMs ?? 25;
+    this.jobTimeoutMs = options.jobTimeoutMs ?? 30_000;
+  }
+
+  /** Try for the lease once now, then keep renewing (or trying) on a timer. */
+  start(): void {
+    this.stopWatching = this.store.watchLogJobs((notice) => {
+      if (notice.type === 'queued') {
+        if (this.isSequencer()) this.wakeJobs();
+      } else if (notice.submittedBy === this.holder && this.waiters.size > 0) {
+        clearTimeout(this.outcomeTimer);
+        this.outcomeTimer = undefined;
+        this.collectOutcomes();
+        this.scheduleOutcomes();
+      }
+    });
+    this.renewLease();
+    this.leaseTimer = setInterval(() => this.renewLease(), Math.max(50, Math.floor(this.leaseMs / 3)));
+    this.leaseTimer.unref();
+  }
+
+  get role(): SequencerRole {
+    return this.isSequencer() ? 'sequencer' : 'follower';
+  }
+
+  /** True while this process holds an unexpired lease (by its own clock, with a margin before the database's end). */
+  isSequencer(): boolean {
+    return !this.closed && performance.now() < this.heldUntil;
+  }
+
+  /** Inside a sequencing transaction: SEQUENCER_UNAVAILABLE unless the database still names this process, at its epoch. */
+  fence(): void {
+    if (!this.isSequencer()) throw new ToolsealError('SEQUENCER_UNAVAILABLE', 'this process is not the sequencer');
+    this.store.assertSequencerLease(this.holder, this.epoch);
+  }
+
+  /**
+   * Queue `job` for the sequencer and resolve with its outcome. After `jobTimeoutMs` the job is withdrawn if it is still
+   * queued (SEQUENCER_UNAVAILABLE: nothing was written); if the sequencer finished it meanwhile, that outcome stands.
+   */
+  submit(job: LogJob): Promise<LogJobResult> {
+    if (this.closed) return Promise.reject(new ToolsealError('SEQUENCER_UNAVAILABLE', 'the registry is closing'));
+    const { kind, payload } = encodeLogJob(job);
+    const id = this.store.enqueueLogJob(kind, payload, this.holder);
+    return new Promise((resolve, reject) => {
+      this.waiters.set(id, { resolve, reject, deadline: performance.now() + this.jobTimeoutMs });
+      this.scheduleOutcomes();
+    });
+  }
+
+  /** Stop the timers and give the lease up (the next process takes it at once). Waiting submitters are refused. */
+  close(): void {
+    if (this.closed) return;
+    const wasSequencer = this.isSequencer();
+    this.closed = true;
+    clearInterval(this.leaseTimer);
+    this.stopWatching?.();
+    clearTimeout(this.jobTimer);
+    clearTimeout(this.outcomeTimer);
+    for (const [id, waiter] of this.waiters) this.settleAbandoned(id, waiter);
+    this.waiters.clear();
+    if (wasSequencer) {
+      try {
+        this.store.releaseSequencerLease(this.holder);
+      } catch {
+        // the lease expires by itself
+      }
+    }
+  }
+
+  private renewLease(): void {
+    if (this.closed) return;
+    const asked = performance.now();
+    try {
+      const lease = this.store.claimSequencerLease(this.holder, this.leaseMs);
+      if (lease.holder === this.holder) {
+        // A margin of a third of the lease: this process stops before the database would let another start.
+        this.heldUntil = asked + (this.leaseMs * 2) / 3;
+        this.epoch = lease.epoch;
+        this.announce('sequencer', lease.epoch, this.holder);
+        this.options.onSequencing?.();
+        this.scheduleJobs(0);
+      } else {
+        this.heldUntil = 0;
+        this.announce('follower', lease.epoch, lease.holder);
+      }
+    } catch (error) {
+      this.heldUntil = 0;
+      this.options.onEvent?.({ type: 'error', where: 'lease', error });
+    }
+  }
+
+  /** Report a role change once (a follower's first report only when it had been the sequencer). */
+  private announce(role: SequencerRole, epoch: number, holder: string): void {
+    const last = this.announced;
+    if (last?.role === role && (role === 'follower' || last.epoch === epoch)) return;
+    this.announced = { role, epoch };
+    if (role === 'follower' && last === undefined) return;
+    this.options.onEvent?.({ type: 'role', role, epoch, holder });
+  }
+
+  /** Run the queue now rather than at the next poll. */
+  private wakeJobs(): void {
+    clearTimeout(this.jobTimer);
+    this.jobTimer = undefined;
+    this.scheduleJobs(0);
+  }
+
+  private scheduleJobs(delay: number): void {
+    if (this.closed || this.jobTimer !== undefined) return;
+    this.jobTimer = setTimeout(() => {
+      this.jobTimer = undefined;
+      const worked = this.runQueuedJobs();
+      if (this.isSequencer()) this.scheduleJobs(worked ? 0 : this.pollMs);
+    }, delay);
+  }
+
+  /** One batch of queued work in one fenced transaction; true when there was some. */
+  private runQueuedJobs(): boolean {
+    if (!this.isSequencer()) return false;
+    try {
+      this.purgeOld();
+      if (!this.store.hasQueuedLogJobs()) return false;
+      return this.store.transaction(() => {
+        this.fence();
+        const jobs = this.store.claimQueuedLogJobs(CLAIM_LIMIT);
+        if (jobs.length > 0) this.options.execute?.(jobs);
+        return jobs.length > 0;
+      });
+    } catch (error) {
+      this.options.onEvent?.({ type: 'error', where: 'jobs', error });
+      return false;
+    }
+  }
+
+  private purgeOld(): void {
+    const now = performance.now();
+    if (now - this.lastPurge < PURGE_EVERY_MS) return;
+    this.lastPurge = now;
+    this.store.purgeLogJobs(PURGE_AFTER_MS);
+  }
+
+  private scheduleOutcomes(): void {
+    if (this.closed || this.outcomeTimer !== undefined || this.waiters.size === 0) return;
+    this.outcomeTimer = setTimeout(() => {
+      this.outcomeTimer = undefined;
+      this.collectOutcomes();
+      this.scheduleOutcomes();
+    }, this.pollMs);
+  }
+
+  /** Settle every waiter whose job is finished, and withdraw those past their deadline. */
+  private collectOutcomes(): void {
+    let finished: ReturnType<SequencingStore['readFinishedLogJobs']>;
+    try {
+      finished = this.store.readFinishedLogJobs([...this.waiters.keys()]);
+    } catch (error) {
+      this.options.onEvent?.({ type: 'error', where: 'outcomes', error });
+      return;
+    }
+    for (const job of finished) {
+      const waiter = this.waiters.get(job.id);
+      if (!waiter) continue;
+      this.waiters.delete(job.id);
+      if (job.outcome === null) waiter.reject(unavailable());
+      else waiter.resolve(decodeLogJobResult(job.outcome));
+    }
+    const now = performance.now();
+    for (const [id, waiter] of this.waiters) {
+      if (now < waiter.deadline) continue;
+      this.waiters.delete(id);
+      this.settleAbandoned(id, waiter);
+    }
+    // Read rows are left for the sequencer's purge (one DELETE for many, instead of one commit per job here).
+  }
+
+  /** Withdraw a job nobody will wait for: refused when still queued, else its outcome stands (as the sequencer wrote it). */
+  private settleAbandoned(id: number, waiter: Waiter): void {
+    try {
+      const job = this.store.cancelLogJob(id) ? undefined : this.store.readFinishedLogJobs([id])[0];
+      if (job?.outcome) waiter.resolve(decodeLogJobResult(job.outcome));
+      else waiter.reject(unavailable());
+    } catch (error) {
+      waiter.reject(error);
+    }
+  }
+}
+
+/** The store as one several processes share (INTERNAL for a store that cannot be shared, e.g. SQLite). */
+export function asSequencingStore(store: Store): Store & SequencingStore {
+  if (!('claimSequencerLease' in store)) {
+    throw new ToolsealError('INTERNAL', 'several registry processes need a store they share (PostgreSQL)');
+  }
+  return store as Store & SequencingStore;
+}
+
+function unavailable(): ToolsealError {
+  return new ToolsealError(
+    'SEQUENCER_UNAVAILABLE',
+    'no registry process sequenced this write in time; nothing was written, retry',
+  );
+}
+
+/** True for a failure that says this process cannot sequence now (the work may be handed to the sequencer instead). */
+export function isSequencerLoss(error: unknown): boolean {
+  return error instanceof ToolsealError && error.code === 'SEQUENCER_UNAVAILABLE';
+}
