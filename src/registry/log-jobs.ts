@@ -7,6 +7,7 @@ import { computeSha256Hex, type Sha256Digest } from '../pipeline/index.ts';
 import type { ApprovalTransitionResponse } from '../protocol/wire.ts';
 import type { LogJobKind, PrincipalRecord, PublisherRecord } from '../store/index.ts';
 import type { PipelineOutput } from './pipeline-runner.ts';
+import type { InclusionProof } from './transparency-log.ts';
 
 export interface PublishJob {
   kind: 'publish';
@@ -42,6 +43,8 @@ export interface PublishJobValue {
   created: boolean;
   name: string;
   version: string;
+  /** The leaf's inclusion proof in the checkpoint the sequencer signed (or found) for it. */
+  inclusion: InclusionProof;
 }
 
 export interface YankJobValue {

@@ -185,7 +185,7 @@ export class Registry {
     });
     if (this.sequencer) {
       this.localCommitter = local;
-      this.committer = new SequencedCommitter(local, this.sequencer, this.store, this.log);
+      this.committer = new SequencedCommitter(local, this.sequencer, this.store);
     } else {
       this.committer = options.committer ?? local;
     }
@@ -473,7 +473,12 @@ export class Registry {
           resolve: (outcome) =>
             results.set(record.id, {
               ok: true,
-              value: { created: outcome.created, name: outcome.record.name, version: outcome.record.version },
+              value: {
+                created: outcome.created,
+                name: outcome.record.name,
+                version: outcome.record.version,
+                inclusion: outcome.inclusion,
+              },
             }),
           reject: (error) => results.set(record.id, describeJobFailure(error)),
         });

@@ -233,7 +233,8 @@ export async function expectProblem(response: Response, code: ErrorCode, pointer
 
 // ── database snapshots ────────────────────────────────────────────────────
 
-const TABLES = [
+/** Every table of the registry's own data (the PostgreSQL work queue, log_jobs, is not one). */
+export const REGISTRY_TABLES = [
   'publishers',
   'blobs',
   'manifest_versions',
@@ -254,7 +255,7 @@ export interface DbSnapshot {
 export function snapshotDb(store: Store): DbSnapshot {
   const counts: Record<string, number> = {};
   const hash = createHash('sha256');
-  for (const table of TABLES) {
+  for (const table of REGISTRY_TABLES) {
     const rows = sqliteDatabaseOf(store).prepare(`SELECT * FROM ${table} ORDER BY rowid`).all() as Record<
       string,
       unknown

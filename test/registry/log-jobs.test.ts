@@ -209,7 +209,20 @@ describe('the job frame', () => {
 describe('the job outcome', () => {
   it('round-trips each kind of value and a refusal with its pointer', () => {
     const results: LogJobResult[] = [
-      { ok: true, value: { created: true, name: 'io.github.acme/widgets', version: '1.0.0' } },
+      {
+        ok: true,
+        value: {
+          created: true,
+          name: 'io.github.acme/widgets',
+          version: '1.0.0',
+          inclusion: {
+            index: 3,
+            size: 4,
+            hashes: ['AAAA', 'BBBB'],
+            checkpoint: 'toolseal.local/log/x\n4\nroot\n\n— sig\n',
+          },
+        },
+      },
       { ok: true, value: { alreadyYanked: false } },
       { ok: true, value: { id: 'apr_x', digest: 'sha256:00', status: 'approved', logIndex: 4 } },
       { ok: false, code: 'VERSION_EXISTS', message: 'io.github.acme/widgets@1.0.0 exists', pointer: '/version' },

@@ -15,7 +15,13 @@ import { openRegistry, type Registry, runFsck, type SequencerEvent } from '../..
 import type { PublisherRecord } from '../../src/store/index.ts';
 import { openPostgresStore, type PostgresStore, postgresQueryOf } from '../../src/store/postgres/index.ts';
 import { buildEnvelope, decisionBody, REFUNDS_MANIFEST } from '../helpers/approval-helpers.ts';
-import { cleanupTempDirs, digestOfBytes, makeTempDir, manifestBytes } from '../helpers/registry-helpers.ts';
+import {
+  cleanupTempDirs,
+  digestOfBytes,
+  makeTempDir,
+  manifestBytes,
+  REGISTRY_TABLES,
+} from '../helpers/registry-helpers.ts';
 import { createTestDatabase, freshPgliteDir, testDatabaseUrl } from '../store/contract/store-backends.ts';
 
 afterAll(cleanupTempDirs);
@@ -98,25 +104,13 @@ function handedOver(kind: string, by: string, state: 'done' | 'failed'): JobEven
   ];
 }
 
-const TABLES = [
-  'publishers',
-  'blobs',
-  'manifest_versions',
-  'signing_keys',
-  'log_entries',
-  'log_nodes',
-  'log_checkpoints',
-  'principals',
-  'approvals',
-] as const;
-
 /**
  * Every row of every registry table, as one fingerprint per table: equal snapshots mean nothing was stored. (log_jobs is
  * the queue itself: its rows are asserted one by one with takeJobEvents.)
  */
 function snapshotTables(raw: Raw): Record<string, string> {
   const snapshot: Record<string, string> = {};
-  for (const table of TABLES) {
+  for (const table of REGISTRY_TABLES) {
     const [row] = raw(
       `SELECT count(*) AS n, md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), '')) AS h FROM ${table} t`,
     );
