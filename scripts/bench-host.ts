@@ -20,7 +20,7 @@
 //
 // Run: npx tsx scripts/bench-host.ts        (or import { benchHost } and print its lines)
 
-import { generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
+import { sign, verify, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -47,6 +47,7 @@ import { verifyFetched, type VerifyFetchedInput } from '../src/host/index.ts';
 import { createVerifier } from '../src/verify/index.ts';
 import type { Sha256Digest } from '../src/core/digest.ts';
 import { measureAlternating, median } from './bench-stats.ts';
+import { generateEd25519KeyPair } from '../src/core/ed25519-keys.ts';
 
 const ROUNDS = 9;
 const ROUND_MS = 150;
@@ -56,7 +57,7 @@ const SHARED_N = 50;
 const MANIFEST_FILE = fileURLToPath(new URL('../manifests/payments.json', import.meta.url));
 
 function signingKey(): SigningKey {
-  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const { privateKey, publicKey } = generateEd25519KeyPair();
   const x = String(publicKey.export({ format: 'jwk' }).x);
   const kid = computeKid({ crv: 'Ed25519', x });
   return {
@@ -135,7 +136,7 @@ function buildFixture(): Fixture {
     store.append(hashLeaf(filler));
   }
   const origin = 'toolseal.local/log/bench';
-  const log = generateKeyPairSync('ed25519');
+  const log = generateEd25519KeyPair();
   const checkpoint = signCheckpoint(
     { origin, size: LOG_SIZE, rootHash: computeRootHash(store, LOG_SIZE) },
     { name: origin, privateKey: log.privateKey },
@@ -158,7 +159,7 @@ function buildFixture(): Fixture {
   const input = shared[0] as VerifyFetchedInput;
   const proofLength = generateInclusionProof(store, first, LOG_SIZE).length;
 
-  const raw = generateKeyPairSync('ed25519');
+  const raw = generateEd25519KeyPair();
   const rawMessage = new Uint8Array(input.bytes.byteLength).fill(0x61);
   const rawSignature = sign(null, rawMessage, raw.privateKey);
   return { input, shared, proofLength, rawMessage, rawSignature, rawKey: raw.publicKey };

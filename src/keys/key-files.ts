@@ -1,11 +1,12 @@
 // Private key files in the keys folder (JWK, mode 0600): attestation keys as `<kid>.private.jwk.json`, the log's
 // checkpoint key as `log.private.jwk.json`. The only module that reads or writes key files.
 
-import { createPrivateKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { computeKid, SIGNING_ALG, type SigningKey, signingKeyFromPrivate } from '../attest/jwk.ts';
 import { ToolsealError } from '../core/errors.ts';
+import { generateEd25519KeyPair } from '../core/ed25519-keys.ts';
 
 /** The log key's file name in the keys folder. */
 export const LOG_KEY_FILE = 'log.private.jwk.json';
@@ -29,7 +30,7 @@ function writePrivateKeyFile(file: string, content: object): void {
 
 /** Generate a key pair and write the private JWK (mode 0600) into `keysDir` as `<kid>.private.jwk.json`. */
 export function generateSigningKey(keysDir: string): SigningKey {
-  const { privateKey } = generateKeyPairSync('ed25519');
+  const { privateKey } = generateEd25519KeyPair();
   const jwk = privateKey.export({ format: 'jwk' });
   const kid = computeKid({ crv: String(jwk.crv), x: String(jwk.x) });
   mkdirSync(keysDir, { recursive: true, mode: 0o700 });
@@ -63,7 +64,7 @@ export function loadOrCreateLogKey(keysDir: string, mayCreate = true): SigningKe
         'INTERNAL',
         'the log key is missing from the keys folder, but this log already has entries; restore it (or point --keys at the right folder)',
       );
-    ({ privateKey } = generateKeyPairSync('ed25519'));
+    ({ privateKey } = generateEd25519KeyPair());
     mkdirSync(keysDir, { recursive: true, mode: 0o700 });
     writePrivateKeyFile(file, { ...privateKey.export({ format: 'jwk' }), use: 'tlog-checkpoint' });
   }

@@ -27,6 +27,7 @@ import {
   type TestRegistry,
 } from '../log-e2e/helpers.ts';
 import { generateSigningKey } from '../../src/keys/key-files.ts';
+import { generateEd25519KeyPair } from '../../src/core/ed25519-keys.ts';
 
 let t: TestRegistry;
 
@@ -319,9 +320,8 @@ describe('tampering is detected', () => {
 describe('keys and entry shapes', () => {
   it('a checkpoint not signed by the trusted log key, or of another origin, is refused', async () => {
     const state = await passingState();
-    const { generateKeyPairSync } = await import('node:crypto');
     const { formatVerifierString } = await import('../../src/log/index.ts');
-    const foreign = formatVerifierString(t.registry.log.origin, generateKeyPairSync('ed25519').publicKey);
+    const foreign = formatVerifierString(t.registry.log.origin, generateEd25519KeyPair().publicKey);
     const wrongKey = await auditOnce(undefined, { logKey: foreign });
     expect(codes(wrongKey.report)).toEqual(['CHECKPOINT_INVALID']);
     expect(wrongKey.report.problems[0]!.message).toMatch(/UNKNOWN_KEY/);

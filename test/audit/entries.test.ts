@@ -1,7 +1,6 @@
 // The auditor's per-entry checks (src/audit/entries.ts): entry form from parseLogEntry with the audit's message
 // prefixes, and the rules across entries (keys in log order, one digest per name@version, JWKS agreement).
 
-import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
   type AttestationFacts,
@@ -21,9 +20,10 @@ import {
 import type { SigningKey } from '../../src/attest/jwk.ts';
 import { computeDigest } from '../../src/core/digest.ts';
 import { formatKeyEntry, formatYankEntry } from '../../src/log/entries.ts';
+import { generateEd25519KeyPair } from '../../src/core/ed25519-keys.ts';
 
 function createKey(): SigningKey {
-  const { privateKey } = generateKeyPairSync('ed25519');
+  const { privateKey } = generateEd25519KeyPair();
   const jwk = privateKey.export({ format: 'jwk' });
   return signingKeyFromPrivate(privateKey, computeKid({ crv: String(jwk.crv), x: String(jwk.x) }));
 }

@@ -2,7 +2,6 @@
 // key, proof endpoints verify and refuse sizes past the latest checkpoint, tiles match the node store, and the
 // checkpoint signer refuses to sign a tampered tree.
 
-import { generateKeyPairSync } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ToolsealError } from '../../src/core/errors.ts';
 import { canonicalizeToBytes, type JsonValue } from '../../src/pipeline/index.ts';
@@ -32,6 +31,7 @@ import {
   startTestRegistry,
   type TestRegistry,
 } from './helpers.ts';
+import { generateEd25519KeyPair } from '../../src/core/ed25519-keys.ts';
 
 let t: TestRegistry;
 
@@ -135,7 +135,7 @@ describe('publish response and auditor query carry verifiable inclusion proofs',
     const verified = verifyTlogProof(again.body['tlogProof'] as string, hashLeaf(attestation), await logKey());
     expect(verified.index).toBe(first.body['logIndex']);
     // Same origin name, another key: the checkpoint has no signature by a trusted key.
-    const foreign = formatVerifierString(t.registry.log.origin, generateKeyPairSync('ed25519').publicKey);
+    const foreign = formatVerifierString(t.registry.log.origin, generateEd25519KeyPair().publicKey);
     let code: string | undefined;
     try {
       verifyTlogProof(again.body['tlogProof'] as string, hashLeaf(attestation), foreign);

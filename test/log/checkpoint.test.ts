@@ -1,6 +1,5 @@
 // C2SP tlog-checkpoint: format/parse, signed checkpoints, and the never-fork guard.
 
-import { generateKeyPairSync } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
@@ -15,6 +14,7 @@ import {
   verifyCheckpoint,
 } from '../../src/log/index.ts';
 import { buildStore, codeOf, flipBit, hex } from './helpers.ts';
+import { generateEd25519KeyPair } from '../../src/core/ed25519-keys.ts';
 
 const ORIGIN = 'toolseal.example/log';
 const root = (byte: number): Uint8Array => new Uint8Array(32).fill(byte);
@@ -72,7 +72,7 @@ describe('checkpoint text', () => {
 });
 
 describe('signed checkpoints', () => {
-  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const { privateKey, publicKey } = generateEd25519KeyPair();
   const signer = { name: ORIGIN, privateKey };
   const verifier = formatVerifierString(ORIGIN, publicKey);
 

@@ -14,6 +14,7 @@ import {
   verifyNote,
 } from '../../src/log/index.ts';
 import { codeOf, sha256 } from './helpers.ts';
+import { generateEd25519KeyPair } from '../../src/core/ed25519-keys.ts';
 
 // golang.org/x/mod/sumdb/note example and tests (note.go package doc, note_test.go).
 const GO_SIGNER_KEY = 'PRIVATE+KEY+PeterNeumann+c74f20a3+AYEKFALVFGyNhPJEMzD1QIDr+Y7hfZx09iUvxdXHKDFz';
@@ -38,7 +39,7 @@ function goSigner(): { name: string; privateKey: KeyObject } {
 }
 
 function newSigner(name: string): { name: string; privateKey: KeyObject; publicKey: KeyObject } {
-  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const { privateKey, publicKey } = generateEd25519KeyPair();
   return { name, privateKey, publicKey };
 }
 

@@ -1,6 +1,5 @@
 // C2SP tlog-proof v1: format, parse, offline verification.
 
-import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
   computeRootHash,
@@ -14,9 +13,10 @@ import {
   verifyTlogProof,
 } from '../../src/log/index.ts';
 import { buildStore, codeOf, flipBit, hex } from './helpers.ts';
+import { generateEd25519KeyPair } from '../../src/core/ed25519-keys.ts';
 
 const ORIGIN = 'toolseal.example/log';
-const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+const { privateKey, publicKey } = generateEd25519KeyPair();
 const verifier = formatVerifierString(ORIGIN, publicKey);
 const leaves = Array.from({ length: 11 }, (_, i) => new TextEncoder().encode(`entry ${i}`));
 const store = buildStore(leaves);
@@ -94,7 +94,7 @@ describe('verifyTlogProof', () => {
       checkpoint,
     });
     expect(codeOf(() => verifyTlogProof(tampered, hashLeaf(leaves[6]!), verifier))).toBe('PROOF_INVALID');
-    const otherKey = formatVerifierString(ORIGIN, generateKeyPairSync('ed25519').publicKey);
+    const otherKey = formatVerifierString(ORIGIN, generateEd25519KeyPair().publicKey);
     expect(codeOf(() => verifyTlogProof(text, hashLeaf(leaves[6]!), otherKey))).toBe('UNKNOWN_KEY');
     expect(codeOf(() => verifyTlogProof(text.replace('\n11\n', '\n12\n'), hashLeaf(leaves[6]!), verifier))).toBe(
       'SIGNATURE_INVALID',

@@ -1,6 +1,5 @@
 // verifyAttestationSync (node:crypto, used by the host) agrees with verifyAttestation (jose): same codes, never more lenient.
 
-import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
   SIGNING_ALG,
@@ -15,9 +14,10 @@ import {
   type SigningKey,
 } from '../../src/attest/index.ts';
 import { ToolsealError } from '../../src/core/errors.ts';
+import { generateEd25519KeyPair } from '../../src/core/ed25519-keys.ts';
 
 function signingKey(): SigningKey {
-  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const { privateKey, publicKey } = generateEd25519KeyPair();
   const x = String(publicKey.export({ format: 'jwk' }).x);
   const kid = computeKid({ crv: 'Ed25519', x });
   return {

@@ -1,11 +1,11 @@
 // The attestation stage and the JWKS filter it relies on (selectUsableKeys): only usable keys can verify.
 
-import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { selectUsableKeys, type JwksKey } from '../../src/attest/index.ts';
 import { verifyAttestationWithKeys } from '../../src/verify/attestation.ts';
 import { throwsWithCode } from './helpers.ts';
 import { NAME, VERSION, attestation, createSigningKey, digest, jwks, now, signingKey } from './stage-fixtures.ts';
+import { generateEd25519KeyPair } from '../../src/core/ed25519-keys.ts';
 
 const genuineKey = jwks.keys[0]!;
 
@@ -25,7 +25,7 @@ describe('selectUsableKeys', () => {
   });
 
   it('skips a key that holds private key material (d)', () => {
-    const { privateKey } = generateKeyPairSync('ed25519');
+    const { privateKey } = generateEd25519KeyPair();
     const d = String(privateKey.export({ format: 'jwk' }).d);
     const { jwks: usable, problems } = selectUsableKeys([{ ...genuineKey, d } as JwksKey]);
     expect(usable.keys).toEqual([]);

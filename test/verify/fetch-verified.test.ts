@@ -1,6 +1,5 @@
 // fetchVerified / verifyFetched against a real in-process registry, and a proxying fake registry that tampers.
 
-import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   fetchVerified,
@@ -26,6 +25,7 @@ import {
   type FakeRegistry,
   type TestRegistry,
 } from './helpers.ts';
+import { generateEd25519KeyPair } from '../../src/core/ed25519-keys.ts';
 
 const PAYMENTS = 'io.github.acme/payments';
 
@@ -177,7 +177,7 @@ describe('fetchVerified: refusals, each with its code', () => {
   });
 
   it("a JWKS entry whose kid is not its key's thumbprint is ignored (UNKNOWN_KEY)", async () => {
-    const { publicKey } = generateKeyPairSync('ed25519');
+    const { publicKey } = generateEd25519KeyPair();
     const x = String(publicKey.export({ format: 'jwk' }).x);
     const forged: Jwks = {
       keys: [{ kty: 'OKP', crv: 'Ed25519', x, kid: real.registry.activeKid, alg: 'EdDSA', use: 'sig', nbf: 0 }],
@@ -297,7 +297,7 @@ describe('fetchVerified: refusals, each with its code', () => {
     );
     // 2. The fake registry re-signs the genuine checkpoint text with its own key under the real origin, and serves
     //    that key as the log key: a host that pinned the real log key refuses it.
-    const { privateKey } = generateKeyPairSync('ed25519');
+    const { privateKey } = generateEd25519KeyPair();
     const origin = real.registry.log.origin;
     fake.rewrite = (path, response) => {
       if (path === '/v1/log/key')

@@ -1,6 +1,5 @@
 // The log-evidence stage: every failure of the inclusion evidence is NOT_IN_LOG, naming the part that failed.
 
-import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { encodeBase64 } from '../../src/core/bytes.ts';
 import {
@@ -23,6 +22,7 @@ import {
   rootHash,
   servedInclusion,
 } from './stage-fixtures.ts';
+import { generateEd25519KeyPair } from '../../src/core/ed25519-keys.ts';
 
 describe('verifyLogEvidence', () => {
   it('proves the leaf: the served object, 32-byte arrays, a tlog-proof text, or a parsed verifier', () => {
@@ -69,7 +69,7 @@ describe('verifyLogEvidence', () => {
   });
 
   it('a checkpoint not signed by the log key (another key under the same origin) is NOT_IN_LOG', () => {
-    const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+    const { privateKey, publicKey } = generateEd25519KeyPair();
     const forged = signNote(parseNote(checkpointNote).body, { name: ORIGIN, privateKey });
     const error = throwsWithCode(
       () => verifyLogEvidence(attestation, { ...servedInclusion(), checkpoint: forged }, logKey, undefined),

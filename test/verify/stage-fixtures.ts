@@ -1,6 +1,5 @@
 // Evidence built by hand for the stage tests: one manifest, its attestation, and a 3-leaf log holding it at index 1.
 
-import { generateKeyPairSync } from 'node:crypto';
 import {
   SIGNING_ALG,
   buildJwks,
@@ -23,13 +22,14 @@ import {
   signNote,
 } from '../../src/log/index.ts';
 import { canonicalOf, manifestFile } from './helpers.ts';
+import { generateEd25519KeyPair } from '../../src/core/ed25519-keys.ts';
 
 export const NAME = 'io.github.acme/payments';
 export const VERSION = '1.2.0';
 export const ORIGIN = 'registry.test/log';
 
 export function createSigningKey(): SigningKey {
-  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const { privateKey, publicKey } = generateEd25519KeyPair();
   const x = String(publicKey.export({ format: 'jwk' }).x);
   const kid = computeKid({ crv: 'Ed25519', x });
   return {
@@ -59,7 +59,7 @@ export const attestation = new Uint8Array(
   signStatement(buildPublishStatement({ name: NAME, version: VERSION, digest, predicate }), signingKey),
 );
 
-const logKeys = generateKeyPairSync('ed25519');
+const logKeys = generateEd25519KeyPair();
 export const logKey = formatVerifierString(ORIGIN, logKeys.publicKey);
 export const LEAF_INDEX = 1;
 export const TREE_SIZE = 3;

@@ -1,7 +1,7 @@
 // A hand-built log for the verifier tests: several versions of the payments manifest, each attested and logged,
 // checkpoints signed at any size, consistency proofs between them, and a fork (another tree signed by the same key).
 
-import { generateKeyPairSync, type KeyObject } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
 import { buildPublishStatement, signStatement } from '../../src/attest/index.ts';
 import { encodeBase64 } from '../../src/core/bytes.ts';
 import { computeDigest } from '../../src/core/digest.ts';
@@ -19,6 +19,7 @@ import {
 import type { VerifyFetchedInput } from '../../src/verify/index.ts';
 import { canonicalOf, manifestVariant } from './helpers.ts';
 import { NAME, ORIGIN, jwks, predicate, signingKey } from './stage-fixtures.ts';
+import { generateEd25519KeyPair } from '../../src/core/ed25519-keys.ts';
 
 export interface LoggedVersion {
   version: string;
@@ -43,7 +44,7 @@ export interface TestLog {
 
 /** `count` versions (1.2.0, 1.2.0-r1, …) logged after a filler leaf each (another `filler`: another tree). */
 export function buildTestLog(count: number, filler = 'filler', logPrivateKey?: KeyObject): TestLog {
-  const privateKey = logPrivateKey ?? generateKeyPairSync('ed25519').privateKey;
+  const privateKey = logPrivateKey ?? generateEd25519KeyPair().privateKey;
   const store = createMemoryNodeStore();
   const versions: LoggedVersion[] = [];
   for (let i = 0; i < count; i++) {

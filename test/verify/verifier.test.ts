@@ -6,11 +6,11 @@ import { describe, expect, it } from 'vitest';
 import { buildJwks, buildPublishStatement, signStatement } from '../../src/attest/index.ts';
 import { computeDigest } from '../../src/core/digest.ts';
 import { formatCheckpoint, parseVerifierString, signNote, type NoteVerifier } from '../../src/log/index.ts';
-import { generateKeyPairSync } from 'node:crypto';
 import { createVerifier, verifyFetched, type InclusionEvidence } from '../../src/verify/index.ts';
 import { throwsWithCode } from './helpers.ts';
 import { NAME, ORIGIN, createSigningKey, jwks, now, predicate } from './stage-fixtures.ts';
 import { buildTestLog } from './verifier-fixtures.ts';
+import { generateEd25519KeyPair } from '../../src/core/ed25519-keys.ts';
 
 const log = buildTestLog(6);
 const SIZE = log.store.size;
@@ -50,7 +50,7 @@ describe('createVerifier: one checkpoint for many manifests', () => {
   it('refuses a forged second checkpoint: the same text under another signature is verified, not cached', () => {
     const verifier = createVerifier({ jwks, logKey: log.logKey });
     verifier.verifyFetched(log.input(0));
-    const forger = generateKeyPairSync('ed25519').privateKey;
+    const forger = generateEd25519KeyPair().privateKey;
     const note = log.checkpoint(SIZE);
     const body = note.slice(0, note.indexOf('\n\n') + 1);
     const forged = signNote(body, { name: ORIGIN, privateKey: forger });
