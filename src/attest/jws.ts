@@ -77,11 +77,24 @@ export async function verifyAttestation(
  * subset of what jose accepts (base64url without padding or white space, as signStatement writes it;
  * an unprotected `header` only when disjoint from the protected one and without `crit`), so anything
  * it accepts verifyAttestation accepts too. For hosts that verify on a hot path (dispatch, benchmarks).
+ * Bytes in signStatement's exact form are read without JSON.parse or base64 strings (readJcsAttestation), with the
+ * same checks in the same order; any other input takes the general path.
  */
 export function verifyAttestationSync(
   attestation: Uint8Array | string,
   jwks: Jwks,
   expected: AttestationExpectation = {},
+): VerifiedAttestation {
+  const template = attestation instanceof Uint8Array ? readJcsAttestation(attestation) : undefined;
+  if (template !== undefined) return verifyJcsAttestation(attestation as Uint8Array, template, jwks, expected);
+  return verifyAnyAttestation(attestation, jwks, expected);
+}
+
+/** verifyAttestationSync for any flattened JWS: parsed with JSON.parse, every member checked. */
+function verifyAnyAttestation(
+  attestation: Uint8Array | string,
+  jwks: Jwks,
+  expected: AttestationExpectation,
 ): VerifiedAttestation {
   const { jws, header, kid } = decodeAttestation(attestation);
   const jwk = findKey(jwks, kid);
@@ -109,8 +122,13 @@ export function verifyAttestationSync(
   } catch (cause) {
     throw new ToolsealError('SIGNATURE_INVALID', 'attestation signature does not verify', { cause });
   }
-  const signature = Buffer.from(jws.signature, 'base64url');
   const signingInput = Buffer.from(`${jws.protected}.${jws.payload}`, 'ascii');
+  verifySignature(signingInput, Buffer.from(jws.signature, 'base64url'), jwk);
+  return checkStatement(Buffer.from(jws.payload, 'base64url'), jwk, kid, expected);
+}
+
+/** Throws SIGNATURE_INVALID unless `signature` is the Ed25519 signature of `signingInput` by `jwk`. */
+function verifySignature(signingInput: Uint8Array, signature: Uint8Array, jwk: JwksKey): void {
   let ok = false;
   try {
     ok =
@@ -120,7 +138,145 @@ export function verifyAttestationSync(
     throw new ToolsealError('SIGNATURE_INVALID', 'attestation signature does not verify', { cause });
   }
   if (!ok) throw new ToolsealError('SIGNATURE_INVALID', 'attestation signature does not verify');
-  return checkStatement(Buffer.from(jws.payload, 'base64url'), jwk, kid, expected);
+}
+
+/** The three members of a JCS flattened JWS, decoded, and where the signing input's parts are (readJcsAttestation). */
+interface JcsAttestation {
+  payload: Buffer;
+  protectedHeader: Buffer;
+  signature: Buffer;
+  /** The protected header's and the payload's base64url text in the attestation bytes: [start, end). */
+  protectedAt: number;
+  protectedEnd: number;
+  payloadAt: number;
+  payloadEnd: number;
+}
+
+const JCS_PAYLOAD = Buffer.from('{"payload":"', 'ascii');
+const JCS_PROTECTED = Buffer.from('","protected":"', 'ascii');
+const JCS_SIGNATURE = Buffer.from('","signature":"', 'ascii');
+const JCS_END = Buffer.from('"}', 'ascii');
+
+/**
+ * The members of `bytes` when they are exactly what signStatement writes: `{"payload":"P","protected":"H",
+ * "signature":"S"}` with P, H and S unpadded base64url (RFC 7515 §2) of a whole number of bytes, decoded. JSON.parse
+ * reads such bytes as exactly {payload: P, protected: H, signature: S} (base64url needs no escape, and a JSON string
+ * ends at its first quote), with no unprotected header, and every such member passes isBase64url: what the general
+ * path checks of them holds. Undefined for any other bytes, which take the general path.
+ */
+function readJcsAttestation(bytes: Uint8Array): JcsAttestation | undefined {
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (!startsWithAt(buffer, JCS_PAYLOAD, 0)) return undefined;
+  const payloadAt = JCS_PAYLOAD.byteLength;
+  const payloadEnd = buffer.indexOf(0x22, payloadAt);
+  if (payloadEnd < 0 || !startsWithAt(buffer, JCS_PROTECTED, payloadEnd)) return undefined;
+  const protectedAt = payloadEnd + JCS_PROTECTED.byteLength;
+  const protectedEnd = buffer.indexOf(0x22, protectedAt);
+  if (protectedEnd < 0 || !startsWithAt(buffer, JCS_SIGNATURE, protectedEnd)) return undefined;
+  const signatureAt = protectedEnd + JCS_SIGNATURE.byteLength;
+  const signatureEnd = buffer.byteLength - JCS_END.byteLength;
+  if (signatureEnd < signatureAt || !startsWithAt(buffer, JCS_END, signatureEnd)) return undefined;
+  const payload = decodeBase64urlAt(bytes, payloadAt, payloadEnd);
+  const protectedHeader = decodeBase64urlAt(bytes, protectedAt, protectedEnd);
+  const signature = decodeBase64urlAt(bytes, signatureAt, signatureEnd);
+  if (payload === undefined || protectedHeader === undefined || signature === undefined) return undefined;
+  return { payload, protectedHeader, signature, protectedAt, protectedEnd, payloadAt, payloadEnd };
+}
+
+function startsWithAt(buffer: Buffer, expected: Buffer, at: number): boolean {
+  const end = at + expected.byteLength;
+  return buffer.byteLength >= end && buffer.compare(expected, 0, expected.byteLength, at, end) === 0;
+}
+
+const HEADER_HEAD = Buffer.from(`{"alg":${JSON.stringify(SIGNING_ALG)},"kid":"`, 'ascii');
+const HEADER_TAIL = Buffer.from(`","typ":${JSON.stringify(ATTESTATION_JWS_TYPE)}}`, 'ascii');
+
+/**
+ * The kid of a protected header exactly as signStatement writes it, `{"alg":"EdDSA","kid":"K","typ":"…"}` with K
+ * base64url (so JSON.parse reads it as {alg: EdDSA, kid: K, typ} and checkHeader accepts it with kid K); undefined
+ * for any other header, which is parsed.
+ */
+function readSignedHeaderKid(header: Buffer): string | undefined {
+  const kidAt = HEADER_HEAD.byteLength;
+  const kidEnd = header.byteLength - HEADER_TAIL.byteLength;
+  if (kidEnd < kidAt || !startsWithAt(header, HEADER_HEAD, 0) || !startsWithAt(header, HEADER_TAIL, kidEnd)) {
+    return undefined;
+  }
+  for (let i = kidAt; i < kidEnd; i++) if (BASE64URL_VALUES[header[i] as number] === -1) return undefined;
+  return header.toString('latin1', kidAt, kidEnd);
+}
+
+/** The value of each base64url symbol (RFC 4648 §5) by its byte, -1 for any other byte. */
+const BASE64URL_VALUES = (() => {
+  const values = new Int8Array(256).fill(-1);
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+  for (let i = 0; i < alphabet.length; i++) values[alphabet.charCodeAt(i)] = i;
+  return values;
+})();
+
+/**
+ * The bytes that `Buffer.from(text, 'base64url')` decodes from the text `bytes[start, end)` when that text passes
+ * isBase64url (only base64url symbols, no padding, a length that is not 1 mod 4), read from the bytes without making
+ * a string; undefined for any other text. Like Buffer, it drops the unused low bits of the last symbol.
+ */
+export function decodeBase64urlAt(bytes: Uint8Array, start: number, end: number): Buffer | undefined {
+  const length = end - start;
+  const tail = length % 4;
+  if (start < 0 || end > bytes.byteLength || length < 0 || tail === 1) return undefined;
+  const out = Buffer.allocUnsafe((length - tail) * 0.75 + (tail === 0 ? 0 : tail - 1));
+  const values = BASE64URL_VALUES;
+  const groupsEnd = end - tail;
+  let o = 0;
+  for (let i = start; i < groupsEnd; i += 4) {
+    const a = values[bytes[i] as number] as number;
+    const b = values[bytes[i + 1] as number] as number;
+    const c = values[bytes[i + 2] as number] as number;
+    const d = values[bytes[i + 3] as number] as number;
+    if ((a | b | c | d) < 0) return undefined;
+    out[o++] = (a << 2) | (b >> 4);
+    out[o++] = ((b & 0x0f) << 4) | (c >> 2);
+    out[o++] = ((c & 0x03) << 6) | d;
+  }
+  if (tail !== 0) {
+    const a = values[bytes[groupsEnd] as number] as number;
+    const b = values[bytes[groupsEnd + 1] as number] as number;
+    const c = tail === 3 ? (values[bytes[groupsEnd + 2] as number] as number) : 0;
+    if ((a | b | c) < 0) return undefined;
+    out[o++] = (a << 2) | (b >> 4);
+    if (tail === 3) out[o] = ((b & 0x0f) << 4) | (c >> 2);
+  }
+  return out;
+}
+
+/**
+ * verifyAttestationSync for bytes readJcsAttestation read: the same checks in the same order, the protected header
+ * decoded once, and the signing input copied from the bytes. A protected header that is not strict UTF-8 goes the
+ * general way (which reads it leniently first, so an unknown kid in it is still UNKNOWN_KEY).
+ */
+function verifyJcsAttestation(
+  bytes: Uint8Array,
+  jws: JcsAttestation,
+  jwks: Jwks,
+  expected: AttestationExpectation,
+): VerifiedAttestation {
+  let kid = readSignedHeaderKid(jws.protectedHeader);
+  if (kid === undefined) {
+    let headerText: string;
+    try {
+      headerText = utf8Decoder.decode(jws.protectedHeader);
+    } catch {
+      return verifyAnyAttestation(bytes, jwks, expected);
+    }
+    kid = checkHeader(headerText);
+  }
+  const jwk = findKey(jwks, kid);
+  const protectedLength = jws.protectedEnd - jws.protectedAt;
+  const signingInput = Buffer.allocUnsafe(protectedLength + 1 + jws.payloadEnd - jws.payloadAt);
+  signingInput.set(bytes.subarray(jws.protectedAt, jws.protectedEnd), 0);
+  signingInput[protectedLength] = 0x2e; // .
+  signingInput.set(bytes.subarray(jws.payloadAt, jws.payloadEnd), protectedLength + 1);
+  verifySignature(signingInput, jws.signature, jwk);
+  return checkStatement(jws.payload, jwk, kid, expected);
 }
 
 const ED25519_SIGNATURE_BYTES = 64;
@@ -153,13 +309,29 @@ function decodeAttestation(attestation: Uint8Array | string): {
   ) {
     throw new ToolsealError('SIGNATURE_INVALID', 'attestation is not a flattened JWS');
   }
-  let header: { alg?: unknown; kid?: unknown; typ?: unknown; crit?: unknown };
+  const header = parseHeader(Buffer.from(jws.protected, 'base64url').toString('utf8'));
+  return { jws: jws as DecodedJws, header: header as Record<string, unknown>, kid: checkHeaderFields(header) };
+}
+
+type ProtectedHeader = { alg?: unknown; kid?: unknown; typ?: unknown; crit?: unknown };
+
+function parseHeader(text: string): ProtectedHeader {
   try {
-    header = JSON.parse(Buffer.from(jws.protected, 'base64url').toString('utf8')) as typeof header;
+    return JSON.parse(text) as ProtectedHeader;
   } catch (cause) {
     throw new ToolsealError('SIGNATURE_INVALID', 'attestation protected header is not JSON', { cause });
   }
+}
+
+/** The kid of a protected header {alg: EdDSA, typ, kid} without crit; SIGNATURE_INVALID for any other header. */
+function checkHeader(text: string): string {
+  return checkHeaderFields(parseHeader(text));
+}
+
+function checkHeaderFields(header: ProtectedHeader): string {
   if (
+    typeof header !== 'object' ||
+    header === null ||
     header.alg !== SIGNING_ALG ||
     header.typ !== ATTESTATION_JWS_TYPE ||
     header.crit !== undefined ||
@@ -170,7 +342,7 @@ function decodeAttestation(attestation: Uint8Array | string): {
       `attestation header must be {alg: ${SIGNING_ALG}, typ: ${ATTESTATION_JWS_TYPE}, kid} without crit`,
     );
   }
-  return { jws: jws as DecodedJws, header: header as Record<string, unknown>, kid: header.kid };
+  return header.kid;
 }
 
 function findKey(jwks: Jwks, kid: string): JwksKey {

@@ -59,14 +59,32 @@ function digest(...parts: Uint8Array[]): Uint8Array {
   return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
 }
 
+/** Leaves up to this size are prefixed in a reused buffer instead of a new one (hashing is synchronous). */
+const SCRATCH_SIZE = 16 * 1024;
+const scratch = Buffer.allocUnsafe(SCRATCH_SIZE);
+
+/** SHA-256 of `prefix` || `first` || `second`, written into the scratch buffer when they fit. */
+function hashPrefixed(prefix: number, first: Uint8Array, second?: Uint8Array): Uint8Array {
+  const firstLength = first.byteLength;
+  const size = 1 + firstLength + (second === undefined ? 0 : second.byteLength);
+  if (size > SCRATCH_SIZE) {
+    const head = prefix === 0 ? LEAF_PREFIX : NODE_PREFIX;
+    return second === undefined ? digest(head, first) : digest(head, first, second);
+  }
+  scratch[0] = prefix;
+  scratch.set(first, 1);
+  if (second !== undefined) scratch.set(second, 1 + firstLength);
+  return digest(scratch.subarray(0, size));
+}
+
 /** RFC 6962 §2.1: MTH({d(0)}) = SHA-256(0x00 || d(0)). */
 export function hashLeaf(data: Uint8Array): Uint8Array {
-  return digest(LEAF_PREFIX, data);
+  return hashPrefixed(0x00, data);
 }
 
 /** RFC 6962 §2.1: an interior node is SHA-256(0x01 || left || right). */
 export function hashChildren(left: Uint8Array, right: Uint8Array): Uint8Array {
-  return digest(NODE_PREFIX, left, right);
+  return hashPrefixed(0x01, left, right);
 }
 
 /** RFC 6962 §2.1: the hash of an empty tree is SHA-256 of the empty string. */

@@ -35,9 +35,5 @@ export function verifyAttestationWithUsableKeys(
   usable: Jwks,
   subject: AttestedSubject,
 ): VerifiedAttestation {
-  return verifyAttestationSync(attestation, usable, {
-    ...(subject.name === undefined ? {} : { name: subject.name }),
-    ...(subject.version === undefined ? {} : { version: subject.version }),
-    digest: subject.digest,
-  });
+  return verifyAttestationSync(attestation, usable, subject);
 }

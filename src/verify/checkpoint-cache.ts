@@ -82,7 +82,8 @@ export class CheckpointCache {
     const nodes = new ProvenNodes(checkpoint.size, checkpoint.rootHash);
     const proven: ProvenCheckpoint = {
       checkpoint,
-      proveInclusion: (leafHash, index, hashes) => nodes.verify(leafHash, index, hashes),
+      rootHashBase64: encodeBase64(checkpoint.rootHash),
+      proveInclusion: nodes.verify.bind(nodes),
     };
     this.notes.set(note, proven);
     return proven;

@@ -1,6 +1,8 @@
 // Public face of src/verify: fetch a manifest and everything that proves it, then verify it all before returning
 // a byte (the host's front door). One stage per file: pin.ts, attestation.ts, subject.ts, log-evidence.ts, chained
-// by verify-fetched.ts; bindings.ts reads the registry's bindings; fetch-verified.ts does the fetching.
+// by verify-fetched.ts; bindings.ts reads the registry's bindings; fetch-verified.ts does the fetching. The subject
+// stage validates the bytes as strictly as the strict parser with a scan (subject-scan.ts) that builds no tree; the
+// result's `manifest` is parsed when first read.
 //
 // Many manifests: createVerifier (verifier.ts) runs the same stages but keeps what it proved: a checkpoint note
 // verified once (checkpoint-cache.ts, by its exact text), the tree nodes its inclusion proofs established

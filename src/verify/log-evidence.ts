@@ -50,7 +50,10 @@ export type CheckpointCheck = (note: string, verifier: NoteVerifier) => ProvenCh
 /** A verified checkpoint, and how to prove a leaf under it (default: verifyInclusionProof against its root). */
 export interface ProvenCheckpoint {
   checkpoint: Checkpoint;
-  proveInclusion?: (leafHash: Uint8Array, index: number, hashes: readonly Uint8Array[]) => void;
+  /** Its root hash in base64, when already written. */
+  rootHashBase64?: string;
+  /** `unchanging`: see ReadEvidence. */
+  proveInclusion?: (leafHash: Uint8Array, index: number, hashes: readonly Uint8Array[], unchanging: boolean) => void;
 }
 
 const checkSignedCheckpoint: CheckpointCheck = (note, verifier) => ({
@@ -63,6 +66,8 @@ export interface ReadEvidence {
   size: number | undefined;
   hashes: Uint8Array[];
   note: string;
+  /** Nothing will ever write to the arrays of `hashes` (a reader's own decoded bytes, never handed out). */
+  unchanging: boolean;
 }
 
 /**
@@ -84,19 +89,19 @@ export function verifyLogEvidence(
   }
   let stage = 'the inclusion proof is malformed';
   try {
-    const { index, size, hashes, note } = read(inclusion);
+    const { index, size, hashes, note, unchanging } = read(inclusion);
     if (expectedIndex !== undefined && index !== expectedIndex)
       throw new Error(`it is for leaf ${index}, not the claimed log index ${expectedIndex}`);
     stage = 'the checkpoint is not signed by the log key';
-    const { checkpoint, proveInclusion } = checkCheckpoint(note, verifier);
+    const { checkpoint, proveInclusion, rootHashBase64 } = checkCheckpoint(note, verifier);
     stage = 'the inclusion proof does not verify';
     if (size !== undefined && size !== checkpoint.size)
       throw new Error(`it is for tree size ${size}, the checkpoint for ${checkpoint.size}`);
     // ProvenNodes accepts exactly what verifyInclusionProof accepts (same errors), hashing with one-shot sha256.
-    if (proveInclusion !== undefined) proveInclusion(hashLeaf(attestation), index, hashes);
+    if (proveInclusion !== undefined) proveInclusion(hashLeaf(attestation), index, hashes, unchanging);
     else new ProvenNodes(checkpoint.size, checkpoint.rootHash).verify(hashLeaf(attestation), index, hashes);
     const { origin, size: treeSize, rootHash } = checkpoint;
-    return { index, checkpoint: { origin, size: treeSize, rootHash: encodeBase64(rootHash), note } };
+    return { index, checkpoint: { origin, size: treeSize, rootHash: rootHashBase64 ?? encodeBase64(rootHash), note } };
   } catch (cause) {
     // A proven fork (two signed roots that cannot both be the log's) is not a missing proof: it keeps its code.
     if (cause instanceof ToolsealError && cause.code === 'LOG_INCONSISTENT') throw cause;
@@ -131,8 +136,9 @@ const MAX_REMEMBERED_HASHES = 100_000;
 
 /**
  * readEvidence, remembering the bytes of each base64 hash text it decoded: inclusion proofs under one tree head share
- * most of their siblings, so a Verifier keeps one reader. The remembered bytes are only ever read (ProvenNodes
- * copies what it keeps); a text that does not decode is not remembered and fails as in readEvidence.
+ * most of their siblings, so a Verifier keeps one reader. The remembered bytes are only ever read (so evidence of
+ * base64 texts only is `unchanging`: ProvenNodes keeps them as they are, and a later proof holding the same ones
+ * matches them by identity); a text that does not decode is not remembered and fails as in readEvidence.
  */
 export function createEvidenceReader(): EvidenceReader {
   const remembered = new Map<string, Uint8Array>();
@@ -146,7 +152,11 @@ export function createEvidenceReader(): EvidenceReader {
     }
     return bytes;
   };
-  return (inclusion) => readEvidenceWith(inclusion, decode);
+  return (inclusion) => {
+    const read = readEvidenceWith(inclusion, decode);
+    if (typeof inclusion !== 'string') read.unchanging = inclusion.hashes.every((hash) => typeof hash === 'string');
+    return read;
+  };
 }
 
 /** Read either form of the evidence; a plain Error (turned into NOT_IN_LOG by the caller) when malformed. */
@@ -160,7 +170,7 @@ function readEvidenceWith(
 ): ReadEvidence {
   if (typeof inclusion === 'string') {
     const parsed = parseTlogProof(inclusion);
-    return { index: parsed.index, size: undefined, hashes: parsed.proof, note: parsed.checkpoint };
+    return { index: parsed.index, size: undefined, hashes: parsed.proof, note: parsed.checkpoint, unchanging: false };
   }
   if (typeof inclusion !== 'object' || !Array.isArray(inclusion.hashes) || typeof inclusion.checkpoint !== 'string') {
     throw new Error('expected {index, hashes, checkpoint}');
@@ -170,6 +180,7 @@ function readEvidenceWith(
     size: inclusion.size,
     hashes: inclusion.hashes.map(decode),
     note: inclusion.checkpoint,
+    unchanging: false,
   };
 }
 
@@ -181,13 +192,16 @@ function decodeHash(value: string | Uint8Array, position: number): Uint8Array {
   return bytes;
 }
 
+/** Base64 of exactly 32 bytes, canonical: the last symbol's two unused low bits are zero (RFC 4648 §3.5). */
+const HASH_BASE64 = /^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$/;
+
 /**
- * decodeBase64Strict, quicker for a hash: text that Buffer encodes back to itself is canonical base64 (Buffer only
- * writes the RFC 4648 §4 alphabet with exact padding), so the pattern check is needed only when it does not.
+ * decodeBase64Strict, quicker for a hash: text HASH_BASE64 matches is strict base64 (a whole number of quanta, the
+ * padding, canonical), so it decodes without the round trip; anything else is decodeBase64Strict's to decide.
  */
 function decodeHashText(text: string): Uint8Array | undefined {
-  const decoded = Buffer.from(text, 'base64');
-  if (decoded.toString('base64') === text) {
+  if (HASH_BASE64.test(text)) {
+    const decoded = Buffer.from(text, 'base64');
     return new Uint8Array(decoded.buffer, decoded.byteOffset, decoded.byteLength);
   }
   return decodeBase64Strict(text);

@@ -6,12 +6,15 @@ import { equalBytes } from '../core/bytes.ts';
 import { HASH_SIZE, verifyInclusionProof } from '../log/index.ts';
 
 const MAX_NODES = 100_000;
+
 const NODE_PREFIX = 0x01;
 
-/** A node on a verified path: its hash, and the siblings above it up to the root (copied from that proof). */
+/** A node on a verified path: its hash, and the siblings above it up to the root: `siblings` from `above` on. */
 interface ProvenNode {
   hash: Uint8Array;
-  above: readonly Uint8Array[];
+  /** The siblings of the proof that proved it (copied from that proof, shared by the nodes of its path). */
+  siblings: readonly Uint8Array[];
+  above: number;
 }
 
 /**
@@ -23,7 +26,7 @@ interface ProvenNode {
  */
 export class ProvenNodes {
   private readonly nodes = new Map<number | string, ProvenNode>();
-  private readonly scratch = Buffer.alloc(1 + 2 * HASH_SIZE);
+  private readonly scratch = Buffer.allocUnsafe(1 + 2 * HASH_SIZE); // every byte is written before each hash
   /** Ranges are keyed start * stride + end while that stays a safe integer, as "start:end" beyond. */
   private readonly stride: number;
 
@@ -34,17 +37,26 @@ export class ProvenNodes {
     this.stride = treeSize < 2 ** 26 ? treeSize + 1 : 0;
   }
 
-  /** Throws (PROOF_INVALID, from verifyInclusionProof) unless `leafHash` is leaf `index` under this tree head. */
-  verify(leafHash: Uint8Array, index: number, proof: readonly Uint8Array[]): void {
+  /**
+   * Throws (PROOF_INVALID, from verifyInclusionProof) unless `leafHash` is leaf `index` under this tree head.
+   * `unchanging`: nothing ever writes to the arrays of `proof` (a Verifier's decoded hashes), so they are kept as
+   * they are rather than copied, and a later proof holding the same arrays matches them by identity.
+   */
+  verify(leafHash: Uint8Array, index: number, proof: readonly Uint8Array[], unchanging = false): void {
     const walked = this.walk(leafHash, index, proof);
     if (walked === 'proven') return;
     if (walked !== undefined && equalBytes(walked.root, this.rootHash)) {
-      if (this.nodes.size + walked.path.length > MAX_NODES) this.nodes.clear();
+      if (this.nodes.size + walked.ranges.length > MAX_NODES) this.nodes.clear();
       // Copies: the caller may reuse its arrays; what is proven must not change with them.
-      const siblings = proof.map((hash) => Uint8Array.from(hash));
-      walked.path.forEach(([range, node], step) => {
-        this.nodes.set(range, { hash: node, above: siblings.slice(step + 1) });
-      });
+      const siblings = unchanging ? proof.slice() : proof.map((hash) => Uint8Array.from(hash));
+      const { ranges, hashes } = walked;
+      for (let step = 0; step < ranges.length; step++) {
+        this.nodes.set(ranges[step] as number | string, {
+          hash: hashes[step] as Uint8Array,
+          siblings,
+          above: step + 1,
+        });
+      }
       return;
     }
     verifyInclusionProof(leafHash, index, this.treeSize, proof, this.rootHash); // throws: it is not proven
@@ -60,11 +72,13 @@ export class ProvenNodes {
     leafHash: Uint8Array,
     index: number,
     proof: readonly Uint8Array[],
-  ): 'proven' | { root: Uint8Array; path: [number | string, Uint8Array][] } | undefined {
+  ): 'proven' | { root: Uint8Array; ranges: (number | string)[]; hashes: Uint8Array[] } | undefined {
     const size = this.treeSize;
     if (!Number.isSafeInteger(index) || index < 0 || index >= size || !isHash(leafHash)) return undefined;
-    if (!Array.isArray(proof) || !proof.every(isHash)) return undefined;
-    const path: [number | string, Uint8Array][] = [];
+    if (!Array.isArray(proof)) return undefined;
+    for (let step = 0; step < proof.length; step++) if (!isHash(proof[step])) return undefined;
+    const ranges: (number | string)[] = [];
+    const hashes: Uint8Array[] = [];
     let fn = index;
     let sn = size - 1;
     let width = 1; // 2^level: the leaves a full node of this level covers
@@ -86,17 +100,18 @@ export class ProvenNodes {
       const range = this.stride === 0 ? `${start}:${end}` : start * this.stride + end;
       const known = this.nodes.get(range);
       if (known !== undefined && equalBytes(known.hash, r)) {
-        if (sameHashes(known.above, proof, step + 1)) return 'proven';
+        if (sameHashes(known, proof, step + 1)) return 'proven';
         verifyInclusionProof(leafHash, index, size, proof, this.rootHash); // joined, then left: in full (throws)
         return 'proven';
       }
-      path.push([range, r]);
+      ranges.push(range);
+      hashes.push(r);
       fn = Math.floor(fn / 2);
       sn = Math.floor(sn / 2);
       width *= 2;
     }
     if (sn !== 0) return undefined;
-    return { root: r, path };
+    return { root: r, ranges, hashes };
   }
 
   private hashChildren(left: Uint8Array, right: Uint8Array): Uint8Array {
@@ -109,11 +124,14 @@ export class ProvenNodes {
   }
 }
 
-/** `expected` is exactly `proof` from `from` on. */
-function sameHashes(expected: readonly Uint8Array[], proof: readonly Uint8Array[], from: number): boolean {
-  if (proof.length - from !== expected.length) return false;
-  for (let i = 0; i < expected.length; i++) {
-    if (!equalBytes(expected[i] as Uint8Array, proof[from + i] as Uint8Array)) return false;
+/** The siblings above `node` are exactly `proof` from `from` on. */
+function sameHashes(node: ProvenNode, proof: readonly Uint8Array[], from: number): boolean {
+  const { siblings, above } = node;
+  if (proof.length - from !== siblings.length - above) return false;
+  for (let i = above, j = from; i < siblings.length; i++, j++) {
+    const sibling = siblings[i] as Uint8Array;
+    const hash = proof[j] as Uint8Array;
+    if (sibling !== hash && !equalBytes(sibling, hash)) return false;
   }
   return true;
 }

@@ -5,21 +5,54 @@ import { isJsonObject } from '../core/json.ts';
 import type { Manifest } from '../pipeline/envelope.ts';
 import { formatManifestRef } from '../protocol/manifest-ref.ts';
 import { parseSignedJson } from './signed-json.ts';
+import { scanDeclaredSubject } from './subject-scan.ts';
+
+/** The name@version the signed bytes declare, once checked against the attestation, and the bytes parsed. */
+export class DeclaredManifest {
+  constructor(
+    readonly name: string,
+    readonly version: string,
+    private readonly bytes: Uint8Array,
+    private parsed: Manifest | undefined,
+  ) {}
+
+  /** The bytes parsed strictly: on the first call when the scan already showed the strict parser accepts them. */
+  readManifest(): Manifest {
+    this.parsed ??= parseSignedManifest(this.bytes);
+    return this.parsed;
+  }
+}
 
 /**
  * Parse the signed bytes and check they declare `attestedSubject` (`name@version`, as the verified attestation
  * names it). SUBJECT_MISMATCH when they declare another one, or are not a manifest with a name and a version.
  */
 export function verifyDeclaredSubject(bytes: Uint8Array, attestedSubject: string): Manifest {
-  const manifest = parseSignedManifest(bytes);
-  const declared = formatManifestRef(manifest.name, manifest.version);
-  if (declared !== attestedSubject) {
+  return checkDeclaredSubject(bytes, attestedSubject).readManifest();
+}
+
+/**
+ * verifyDeclaredSubject, refusing exactly the same bytes with the same errors, without building the parsed tree:
+ * scanDeclaredSubject (./subject-scan.ts) reads the declared name and version of the bytes it can show the strict
+ * parser accepts; any other bytes are parsed strictly here, which decides and names the error.
+ */
+export function checkDeclaredSubject(bytes: Uint8Array, attestedSubject: string): DeclaredManifest {
+  const scanned = scanDeclaredSubject(bytes);
+  let declared: DeclaredManifest;
+  if (scanned === undefined) {
+    const manifest = parseSignedManifest(bytes);
+    declared = new DeclaredManifest(manifest.name, manifest.version, bytes, manifest);
+  } else {
+    declared = new DeclaredManifest(scanned.name, scanned.version, bytes, undefined);
+  }
+  const ref = formatManifestRef(declared.name, declared.version);
+  if (ref !== attestedSubject) {
     throw new ToolsealError(
       'SUBJECT_MISMATCH',
-      `the bytes declare ${declared} but the attestation is for ${attestedSubject}`,
+      `the bytes declare ${ref} but the attestation is for ${attestedSubject}`,
     );
   }
-  return manifest;
+  return declared;
 }
 
 /** The signed bytes, parsed strictly (./signed-json.ts); SUBJECT_MISMATCH unless they hold a string name and version. */

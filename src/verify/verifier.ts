@@ -21,7 +21,12 @@ import {
   fetchVerifiedWith,
 } from './fetch-verified.ts';
 import { createEvidenceReader, readEvidence, toVerifier, type VerifiedCheckpoint } from './log-evidence.ts';
-import { type VerifiedManifest, type VerifyFetchedInput, verifyWithKeys } from './verify-fetched.ts';
+import {
+  type VerificationKeys,
+  type VerifiedManifest,
+  type VerifyFetchedInput,
+  verifyWithKeys,
+} from './verify-fetched.ts';
 
 export interface VerifierOptions {
   /** Pinned attestation keys, selected once (a JWKS changed in place later is not seen: make a new verifier). */
@@ -87,6 +92,16 @@ export function createVerifier(options: VerifierOptions = {}): Verifier {
     return cache;
   };
 
+  // One set of keys per verifier (no closures made per call): the consistency proof of the call being verified is
+  // handed to the checkpoint check through `consistency`, set for the duration of that (synchronous) call.
+  let jwksOfCall: Jwks | readonly JwksKey[] = [];
+  let consistency: ConsistencyEvidence | undefined;
+  const keys: VerificationKeys = {
+    usableJwks: () => usableJwks(jwksOfCall),
+    checkCheckpoint: (note, verifier) => cacheFor(verifier).admit(note, consistency),
+    readEvidence: evidenceReader,
+  };
+
   const verifySync = (input: VerifierInput): VerifiedManifest => {
     const jwks = input.jwks ?? options.jwks;
     if (jwks === undefined) throw new ToolsealError('BAD_REQUEST', 'no JWKS: pass jwks to createVerifier or the call');
@@ -94,14 +109,15 @@ export function createVerifier(options: VerifierOptions = {}): Verifier {
     if (logKey === undefined)
       throw new ToolsealError('BAD_REQUEST', 'no log key: pass logKey to createVerifier or the call');
     // The log key is parsed where verifyFetched parses it (the log-evidence stage), so the codes keep their order.
-    return verifyWithKeys(
-      { ...input, jwks, logKey },
-      {
-        usableJwks: () => usableJwks(jwks),
-        checkCheckpoint: (note, verifier) => cacheFor(verifier).admit(note, input.consistency),
-        readEvidence: evidenceReader,
-      },
-    );
+    const complete = input.jwks === jwks && input.logKey === logKey ? (input as VerifyFetchedInput) : undefined;
+    jwksOfCall = jwks;
+    consistency = input.consistency;
+    try {
+      return verifyWithKeys(complete ?? { ...input, jwks, logKey }, keys);
+    } finally {
+      jwksOfCall = [];
+      consistency = undefined;
+    }
   };
 
   const neededConsistency = (input: Pick<VerifierInput, 'inclusion' | 'logKey'>): ConsistencyRange | undefined => {

@@ -6,7 +6,7 @@ import { ToolsealError } from '../core/errors.ts';
 import { selectUsableKeys } from '../attest/index.ts';
 import type { NoteVerifier } from '../log/index.ts';
 import type { Manifest } from '../pipeline/envelope.ts';
-import { verifyAttestationWithUsableKeys } from './attestation.ts';
+import { type AttestedSubject, verifyAttestationWithUsableKeys } from './attestation.ts';
 import {
   type CheckpointCheck,
   type EvidenceReader,
@@ -15,7 +15,7 @@ import {
   verifyLogEvidence,
 } from './log-evidence.ts';
 import { checkPinnedDigest } from './pin.ts';
-import { verifyDeclaredSubject } from './subject.ts';
+import { checkDeclaredSubject } from './subject.ts';
 
 export interface VerifyExpectation {
   /** Manifest name (`namespace/name`) asked for; the attestation subject must match. */
@@ -45,8 +45,8 @@ export interface VerifyFetchedInput {
 export interface VerifiedManifest {
   /** The verified bytes: hand exactly these (or `manifest`, parsed from them) to the model and router. */
   bytes: Uint8Array;
-  /** `bytes` parsed (strictly). */
-  manifest: Manifest;
+  /** `bytes` parsed (strictly); parsed when first read, the bytes having been shown to parse when verified. */
+  readonly manifest: Manifest;
   /** sha256 of `bytes`, recomputed here. */
   digest: Sha256Digest;
   name: string;
@@ -87,12 +87,11 @@ export function verifyWithKeys(input: VerifyFetchedInput, keys: VerificationKeys
   }
   const digest = computeDigest(bytes);
   checkPinnedDigest(digest, expected);
-  const verified = verifyAttestationWithUsableKeys(attestation, keys.usableJwks(), {
-    ...(expected.name === undefined ? {} : { name: expected.name }),
-    ...(expected.version === undefined ? {} : { version: expected.version }),
-    digest,
-  });
-  const manifest = verifyDeclaredSubject(bytes, verified.subjectName);
+  const subject: AttestedSubject = { digest };
+  if (expected.name !== undefined) subject.name = expected.name;
+  if (expected.version !== undefined) subject.version = expected.version;
+  const verified = verifyAttestationWithUsableKeys(attestation, keys.usableJwks(), subject);
+  const declared = checkDeclaredSubject(bytes, verified.subjectName);
   const proven = verifyLogEvidence(
     attestation,
     input.inclusion,
@@ -103,10 +102,12 @@ export function verifyWithKeys(input: VerifyFetchedInput, keys: VerificationKeys
   );
   return {
     bytes,
-    manifest,
+    get manifest(): Manifest {
+      return declared.readManifest();
+    },
     digest,
-    name: manifest.name,
-    version: manifest.version,
+    name: declared.name,
+    version: declared.version,
     attestation,
     statement: verified.statement,
     kid: verified.kid,
