@@ -28,6 +28,7 @@ import {
   createNodeUpstream,
   isSuccess,
   readReadableWithin,
+  Stop,
   type Upstream,
   type UpstreamAnswer,
   type UpstreamRequest,
@@ -218,7 +219,7 @@ class HttpGuardServer implements SessionHost {
       sendJsonRpcError(res, 403, `forbidden: ${refusal}`);
       return undefined;
     }
-    if (new URL(req.url ?? '/', 'http://guard').pathname !== HTTP_GUARD_PATH) {
+    if (!isGuardPath(req.url)) {
       sendJsonRpcError(res, 404, `not found: the MCP endpoint is ${HTTP_GUARD_PATH}`);
       return undefined;
     }
@@ -246,7 +247,7 @@ class HttpGuardServer implements SessionHost {
     const session = this.findPostSession(req, res, message);
     if (session === undefined) return;
     try {
-      await this.forwardPost(req, res, session, body, message, text!);
+      await this.forwardPost(req, res, session, message, text!);
     } finally {
       // An initialize that got no answer leaves no session behind.
       if (session.id === undefined) this.ended(session, false);
@@ -257,11 +258,10 @@ class HttpGuardServer implements SessionHost {
     req: IncomingMessage,
     res: ServerResponse,
     session: HttpGuardSession,
-    body: Buffer,
     message: JsonValue,
     text: string,
   ): Promise<void> {
-    await this.withStream(session, res, async (signal) => {
+    await this.withStream(session, res, async (stop) => {
       session.headers = selectUpstreamRequestHeaders(req.headers);
       const decision = await session.decideClient(message, text);
       if (decision.forward === undefined) {
@@ -274,8 +274,10 @@ class HttpGuardServer implements SessionHost {
       const upstream = await this.send({
         method: 'POST',
         headers: session.headers,
-        body: decision.forward === 'original' ? body : decision.forward.text,
-        signal,
+        // The original as its text: the same bytes (strict UTF-8 decodes and encodes back one to one), sent with the
+        // headers in one write (node:http joins a string body to them; a Buffer goes as a second chunk).
+        body: decision.forward === 'original' ? text : decision.forward.text,
+        stop,
       });
       if (session.id === undefined) this.register(session, upstream);
       await relayUpstreamResponse(upstream, res, this.relayFor(session, decision.reply?.text));
@@ -290,9 +292,9 @@ class HttpGuardServer implements SessionHost {
   private async handleSessionRequest(req: IncomingMessage, res: ServerResponse, method: 'GET' | 'DELETE') {
     const session = this.findSession(req, res);
     if (session === undefined) return;
-    await this.withStream(session, res, async (signal) => {
+    await this.withStream(session, res, async (stop) => {
       session.headers = selectUpstreamRequestHeaders(req.headers);
-      const upstream = await this.send({ method, headers: session.headers, signal });
+      const upstream = await this.send({ method, headers: session.headers, stop });
       await relayUpstreamResponse(upstream, res, this.relayFor(session, undefined));
       if (upstream.status === 404 || (method === 'DELETE' && isSuccess(upstream))) void session.end(false);
     });
@@ -361,22 +363,22 @@ class HttpGuardServer implements SessionHost {
   private async withStream(
     session: HttpGuardSession,
     res: ServerResponse,
-    exchange: (signal: AbortSignal) => Promise<void>,
+    exchange: (stop: Stop) => Promise<void>,
   ): Promise<void> {
     if (session.openStreams >= this.limits.maxStreamsPerSession || this.totalStreams >= this.limits.maxStreams)
       return sendJsonRpcError(res, 429, 'too many requests in flight', { 'retry-after': '1' });
     session.openStreams++;
     this.totalStreams++;
-    const exchangeAbort = new AbortController();
-    const stop = (): void => exchangeAbort.abort();
+    // Stopped when the session ends, or when the client goes away before the end.
+    const exchangeStop = new Stop(session.stop);
+    const stop = (): void => exchangeStop.stop();
     res.once('close', stop);
-    session.abort.signal.addEventListener('abort', stop, { once: true });
     try {
-      await exchange(exchangeAbort.signal);
+      await exchange(exchangeStop);
     } finally {
-      // Only a client gone before the end aborts the exchange (an abort costs an exception and events).
+      // Only a client gone before the end stops the exchange (a stop costs an exception and events).
       res.off('close', stop);
-      session.abort.signal.removeEventListener('abort', stop);
+      exchangeStop.release();
       session.openStreams--;
       this.totalStreams--;
     }
@@ -391,6 +393,13 @@ async function readRequestBody(req: IncomingMessage, maxBytes: number): Promise<
     if (error instanceof RangeError) return undefined;
     throw error;
   });
+}
+
+/** The request target names the MCP endpoint (its path; a query is allowed). */
+function isGuardPath(target: string | undefined): boolean {
+  // The usual target as the client sends it, without parsing a URL for it.
+  if (target === HTTP_GUARD_PATH) return true;
+  return new URL(target ?? '/', 'http://guard').pathname === HTTP_GUARD_PATH;
 }
 
 function holdsMethod(message: JsonValue, method: string): boolean {

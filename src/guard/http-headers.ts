@@ -26,14 +26,26 @@ const GUARD_HOP_REQUEST = new Set(['host', 'origin', 'referer', 'content-length'
 /** Response fields fetch already applied (it decodes the body) or that the guard recomputes. */
 const GUARD_HOP_RESPONSE = new Set(['content-length', 'content-encoding', 'location']);
 
-function namedByConnection(connection: string | string[] | undefined): Set<string> {
-  const value = Array.isArray(connection) ? connection.join(',') : (connection ?? '');
-  return new Set(
-    value
-      .split(',')
-      .map((name) => name.trim().toLowerCase())
-      .filter((name) => name !== ''),
-  );
+const NAMED_NONE: ReadonlySet<string> = new Set();
+/** The fields the latest Connection values named (clients repeat one value, `keep-alive` mostly), kept once. */
+const namedCache = new Map<string, ReadonlySet<string>>();
+const NAMED_CACHE_SIZE = 16;
+
+function namedByConnection(connection: string | string[] | undefined): ReadonlySet<string> {
+  if (connection === undefined) return NAMED_NONE;
+  const value = Array.isArray(connection) ? connection.join(',') : connection;
+  let named = namedCache.get(value);
+  if (named === undefined) {
+    named = new Set(
+      value
+        .split(',')
+        .map((name) => name.trim().toLowerCase())
+        .filter((name) => name !== ''),
+    );
+    if (namedCache.size >= NAMED_CACHE_SIZE) namedCache.clear();
+    namedCache.set(value, named);
+  }
+  return named;
 }
 
 /** Header fields by lower-case name (node:http's shape): a value, or the values of a repeated field. */

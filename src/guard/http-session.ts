@@ -11,7 +11,7 @@ import { GUARD_CALL_REFUSED_CODE, type GuardDecision, type GuardFinding } from '
 import { findElementSpans, findRootSpan } from './json-spans.ts';
 import { consumeUpstreamResponse } from './http-relay.ts';
 import type { HeaderFields } from './http-headers.ts';
-import type { UpstreamAnswer, UpstreamRequest } from './http-upstream.ts';
+import { Stop, type UpstreamAnswer, type UpstreamRequest } from './http-upstream.ts';
 
 /** What the proxy reads of the message-level guard: a ToolGuard built with `requireListed`. */
 export interface ListingView {
@@ -73,8 +73,11 @@ export class HttpGuardSession {
   headers: HeaderFields = {};
   openStreams = 0;
   lastUsed = Date.now();
-  readonly abort = new AbortController();
+  /** Stops every request of the session when it ends. */
+  readonly stop = new Stop();
   private queue: Promise<unknown> = Promise.resolve();
+  /** Client messages being decided (the next waits for the queue only when some are). */
+  private deciding = 0;
   /** Forwarded requests awaiting their response, by id key. */
   private readonly outstanding = new Map<string, JsonValue>();
   /** Requests answered lately, by id key: a stream resumed with Last-Event-ID may replay their answers. */
@@ -101,10 +104,17 @@ export class HttpGuardSession {
 
   /** The client's message decided in arrival order; a tools/call waits (bounded) for a checked list first. */
   decideClient(message: JsonValue, text: string): Promise<GuardDecision> {
-    const decided = this.queue.then(() => this.decideNow(message, text));
-    this.queue = decided.catch(() => undefined);
+    // Nothing before it is being decided: it is decided at once, no turn of the queue.
+    const decided =
+      this.deciding === 0 ? this.decideNow(message, text) : this.queue.then(() => this.decideNow(message, text));
+    this.deciding++;
+    this.queue = decided.then(this.settleDecision, this.settleDecision);
     return decided;
   }
+
+  private readonly settleDecision = (): void => {
+    this.deciding--;
+  };
 
   private async decideNow(message: JsonValue, text: string): Promise<GuardDecision> {
     if (holdsToolCall(message) && !this.view.hasCheckedList) await this.ensureListed();
@@ -119,7 +129,7 @@ export class HttpGuardSession {
   /** Remember the ids of forwarded requests: only they may be answered by the server. */
   private noteForwarded(message: JsonValue, decision: GuardDecision): void {
     if (decision.forward === undefined) return;
-    const answered = new Set(readIds(decision.reply?.message));
+    const answered = decision.reply === undefined ? NO_KEYS : new Set(readIds(decision.reply.message));
     for (const item of Array.isArray(message) ? message : [message]) {
       const key = readRequestKey(item);
       if (key === undefined || answered.has(key)) continue;
@@ -266,14 +276,15 @@ export class HttpGuardSession {
   }
 
   private async listAllTools(): Promise<void> {
-    const listingAbort = new AbortController();
-    const stop = (): void => listingAbort.abort(new DOMException('the listing took too long', 'TimeoutError'));
-    const timer = setTimeout(stop, this.host.listTimeoutMs);
-    this.abort.signal.addEventListener('abort', stop, { once: true });
+    const listingStop = new Stop(this.stop);
+    const timer = setTimeout(
+      () => listingStop.stop(createTimeoutError('the listing took too long')),
+      this.host.listTimeoutMs,
+    );
     try {
       let cursor: string | undefined;
       for (let page = 0; page < MAX_OWN_PAGES; page++) {
-        const answer = await this.requestOwnPage(cursor, listingAbort.signal);
+        const answer = await this.requestOwnPage(cursor, listingStop);
         if (answer === undefined) throw new Error('the server did not answer it');
         const result = isJsonObject(answer) ? answer['result'] : undefined;
         if (!isJsonObject(result)) throw new Error('the server answered it with an error');
@@ -286,12 +297,12 @@ export class HttpGuardSession {
       throw new Error(`more than ${MAX_OWN_PAGES} pages`);
     } finally {
       clearTimeout(timer);
-      this.abort.signal.removeEventListener('abort', stop);
+      listingStop.release();
     }
   }
 
   /** One page of the guard's own tools/list, through the policy (so its answer is checked), never shown to the client. */
-  private async requestOwnPage(cursor: string | undefined, signal: AbortSignal): Promise<JsonValue | undefined> {
+  private async requestOwnPage(cursor: string | undefined, stop: Stop): Promise<JsonValue | undefined> {
     const id = `${OWN_ID_PREFIX}${++this.ownCounter}`;
     const request = {
       jsonrpc: '2.0',
@@ -309,7 +320,7 @@ export class HttpGuardSession {
       answer = message;
     });
     try {
-      const response = await this.postOwn(decision.forward === 'original' ? text : decision.forward.text, signal);
+      const response = await this.postOwn(decision.forward === 'original' ? text : decision.forward.text, stop);
       await consumeUpstreamResponse(response, {
         maxEventChars: this.host.maxEventChars,
         maxResponseBytes: this.host.maxResponseBytes,
@@ -332,10 +343,10 @@ export class HttpGuardSession {
   }
 
   /** POST a message of the guard's own (its tools/list, a reply the policy gives the server). */
-  private postOwn(body: string, signal: AbortSignal = this.abort.signal): Promise<UpstreamAnswer> {
+  private postOwn(body: string, stop: Stop = this.stop): Promise<UpstreamAnswer> {
     const headers = this.upstreamHeaders('application/json, text/event-stream');
     headers['content-type'] = 'application/json';
-    return this.host.send({ method: 'POST', headers, body, signal });
+    return this.host.send({ method: 'POST', headers, body, stop });
   }
 
   /**
@@ -346,16 +357,18 @@ export class HttpGuardSession {
     if (this.isEnded) return;
     this.isEnded = true;
     this.host.ended(this, refused);
-    this.abort.abort();
+    this.stop.stop();
     if (!deleteUpstream || this.id === undefined || this.id === '') return;
+    const deleteStop = new Stop();
+    const timer = setTimeout(
+      () => deleteStop.stop(createTimeoutError('the DELETE took too long')),
+      this.host.listTimeoutMs,
+    );
     await this.host
-      .send({
-        method: 'DELETE',
-        headers: this.upstreamHeaders('application/json'),
-        signal: AbortSignal.timeout(this.host.listTimeoutMs),
-      })
+      .send({ method: 'DELETE', headers: this.upstreamHeaders('application/json'), stop: deleteStop })
       .then((answer) => answer.cancel())
-      .catch(() => undefined);
+      .catch(() => undefined)
+      .finally(() => clearTimeout(timer));
   }
 
   reportDropped(message: string): void {
@@ -370,11 +383,18 @@ export class HttpGuardSession {
   }
 }
 
-/** Set `key` (as the newest entry), forgetting the oldest beyond `max`. */
+const NO_KEYS: ReadonlySet<string> = new Set();
+
+/** Set `key` (as the newest entry); beyond `max` entries the oldest eighth is forgotten (one walk, not one a call). */
 function remember(map: Map<string, JsonValue>, key: string, value: JsonValue, max: number): void {
   map.delete(key);
   map.set(key, value);
-  if (map.size > max) map.delete(map.keys().next().value!);
+  if (map.size <= max) return;
+  let excess = map.size - max + Math.ceil(max / 8);
+  for (const oldest of map.keys()) {
+    map.delete(oldest);
+    if (--excess === 0) return;
+  }
 }
 
 /** The JSON-RPC error answering a refused tools/call (as ToolGuard answers one: the code and the finding). */
@@ -425,6 +445,12 @@ function readIds(message: unknown): string[] {
     if (typeof id === 'string' || typeof id === 'number') keys.push(formatIdKey(id));
   }
   return keys;
+}
+
+function createTimeoutError(message: string): Error {
+  const error = new Error(message);
+  error.name = 'TimeoutError';
+  return error;
 }
 
 function describeListFailure(error: unknown): string {

@@ -1,6 +1,7 @@
 // Server-Sent Events (WHATWG HTML §9.2 "Server-sent events"; MCP 2025-06-18 "Transports" §Streamable HTTP) read
 // with eventsource-parser (the parser the MCP SDK's own client uses) and written back event by event.
 
+import { StringDecoder } from 'node:string_decoder';
 import { createParser } from 'eventsource-parser';
 
 /** One thing read from an SSE stream, in stream order. */
@@ -20,7 +21,15 @@ export async function* readSseItems(
   stream: AsyncIterable<Uint8Array>,
   maxEventChars: number,
 ): AsyncGenerator<SseItem, void, undefined> {
-  const items: SseItem[] = [];
+  for await (const items of readSseBatches(stream, maxEventChars)) yield* items;
+}
+
+/** The same, the items completed by each chunk of the stream together (a relay writes them at once). */
+export async function* readSseBatches(
+  stream: AsyncIterable<Uint8Array>,
+  maxEventChars: number,
+): AsyncGenerator<SseItem[], void, undefined> {
+  let items: SseItem[] = [];
   let overflow = false;
   const parser = createParser({
     onEvent: (event) => {
@@ -35,15 +44,28 @@ export async function* readSseItems(
     },
     maxBufferSize: maxEventChars,
   });
-  const decoder = new TextDecoder('utf-8');
+  // node:string_decoder, not TextDecoder: the same replacement of bad bytes, a character split across chunks kept
+  // for the next, at a fraction of the cost of a streaming TextDecoder (which also drops a leading BOM: done here).
+  const decoder = new StringDecoder('utf8');
+  let first = true;
+  const feed = (text: string): void => {
+    if (first && text !== '') {
+      first = false;
+      parser.feed(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+    } else if (text !== '') parser.feed(text);
+  };
   // Leaving the loop early (a throw, the consumer stopping) cancels the stream.
   for await (const chunk of stream) {
-    parser.feed(decoder.decode(chunk, { stream: true }));
+    feed(decoder.write(chunk));
     if (overflow) throw new RangeError(`an SSE event longer than ${maxEventChars} characters`);
-    yield* items.splice(0);
+    if (items.length > 0) {
+      const batch = items;
+      items = [];
+      yield batch;
+    }
   }
-  parser.feed(decoder.decode());
-  yield* items.splice(0);
+  feed(decoder.end());
+  if (items.length > 0) yield items;
 }
 
 /** The wire form of one event: `event:`, `id:`, one `data:` line per line of `data`, and the blank line. */
