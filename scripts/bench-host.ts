@@ -26,14 +26,13 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PIPELINE_POLICY_VERSION, runPipeline } from '../src/pipeline/index.ts';
 import {
-  SIGNING_ALG,
   buildJwks,
   buildPublishStatement,
-  computeKid,
   signStatement,
   verifyAttestation,
   verifyAttestationSync,
   type SigningKey,
+  createSigningKey,
 } from '../src/attest/index.ts';
 import {
   computeRootHash,
@@ -55,18 +54,6 @@ const WARMUP_MS = 400;
 const LOG_SIZE = 100_000;
 const SHARED_N = 50;
 const MANIFEST_FILE = fileURLToPath(new URL('../manifests/payments.json', import.meta.url));
-
-function signingKey(): SigningKey {
-  const { privateKey, publicKey } = generateEd25519KeyPair();
-  const x = String(publicKey.export({ format: 'jwk' }).x);
-  const kid = computeKid({ crv: 'Ed25519', x });
-  return {
-    kid,
-    privateKey,
-    publicKey,
-    publicJwk: { kty: 'OKP', crv: 'Ed25519', x, kid, alg: SIGNING_ALG, use: 'sig' },
-  };
-}
 
 interface Fixture {
   input: VerifyFetchedInput;
@@ -114,7 +101,7 @@ function signVersion(source: Record<string, unknown>, version: string, key: Sign
 
 function buildFixture(): Fixture {
   const source = JSON.parse(readFileSync(MANIFEST_FILE, 'utf8')) as Record<string, unknown>;
-  const key = signingKey();
+  const key = createSigningKey();
   const now = Math.floor(Date.now() / 1000);
   const versions = Array.from({ length: SHARED_N }, (_, i) =>
     signVersion(source, i === 0 ? String(source['version']) : `${String(source['version'])}-r${i}`, key, now),

@@ -2,6 +2,7 @@
 // private key files live in src/keys/.
 
 import { createHash, createPublicKey, type KeyObject } from 'node:crypto';
+import { generateEd25519KeyPair } from '../core/ed25519-keys.ts';
 
 /** JWS `alg` for Ed25519 (RFC 8037 §3.1). jose also knows `Ed25519` (RFC 9864); we sign with `EdDSA`. */
 export const SIGNING_ALG = 'EdDSA';
@@ -64,6 +65,13 @@ export function signingKeyFromPrivate(privateKey: KeyObject, kid: string): Signi
     publicKey,
     publicJwk: { kty: 'OKP', crv: 'Ed25519', x: String(jwk.x), kid, alg: SIGNING_ALG, use: 'sig' },
   };
+}
+
+/** A new Ed25519 signing key, in memory only (tests, benches; generateSigningKey saves one to a keys folder). */
+export function createSigningKey(): SigningKey {
+  const { privateKey } = generateEd25519KeyPair();
+  const x = String(privateKey.export({ format: 'jwk' }).x);
+  return signingKeyFromPrivate(privateKey, computeKid({ crv: 'Ed25519', x }));
 }
 
 /** The raw 32-byte Ed25519 public key (RFC 8032 §5.1.5), for the log's note verifier. */

@@ -2,34 +2,19 @@
 
 import { describe, expect, it } from 'vitest';
 import {
-  SIGNING_ALG,
   buildJwks,
   buildPublishStatement,
-  computeKid,
   signStatement,
   verifyAttestation,
   verifyAttestationSync,
   type AttestationExpectation,
   type Jwks,
-  type SigningKey,
+  createSigningKey,
 } from '../../src/attest/index.ts';
 import { ToolsealError } from '../../src/core/errors.ts';
-import { generateEd25519KeyPair } from '../../src/core/ed25519-keys.ts';
 
-function signingKey(): SigningKey {
-  const { privateKey, publicKey } = generateEd25519KeyPair();
-  const x = String(publicKey.export({ format: 'jwk' }).x);
-  const kid = computeKid({ crv: 'Ed25519', x });
-  return {
-    kid,
-    privateKey,
-    publicKey,
-    publicJwk: { kty: 'OKP', crv: 'Ed25519', x, kid, alg: SIGNING_ALG, use: 'sig' },
-  };
-}
-
-const key = signingKey();
-const otherKey = signingKey();
+const key = createSigningKey();
+const otherKey = createSigningKey();
 const now = Math.floor(Date.now() / 1000);
 const digest = `sha256:${'ab'.repeat(32)}` as const;
 const statement = buildPublishStatement({

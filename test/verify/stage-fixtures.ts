@@ -1,14 +1,12 @@
 // Evidence built by hand for the stage tests: one manifest, its attestation, and a 3-leaf log holding it at index 1.
 
 import {
-  SIGNING_ALG,
   buildJwks,
   buildPublishStatement,
-  computeKid,
   signStatement,
   type Jwks,
   type PublishPredicate,
-  type SigningKey,
+  createSigningKey,
 } from '../../src/attest/index.ts';
 import { encodeBase64 } from '../../src/core/bytes.ts';
 import { computeDigest } from '../../src/core/digest.ts';
@@ -28,17 +26,7 @@ export const NAME = 'io.github.acme/payments';
 export const VERSION = '1.2.0';
 export const ORIGIN = 'registry.test/log';
 
-export function createSigningKey(): SigningKey {
-  const { privateKey, publicKey } = generateEd25519KeyPair();
-  const x = String(publicKey.export({ format: 'jwk' }).x);
-  const kid = computeKid({ crv: 'Ed25519', x });
-  return {
-    kid,
-    privateKey,
-    publicKey,
-    publicJwk: { kty: 'OKP', crv: 'Ed25519', x, kid, alg: SIGNING_ALG, use: 'sig' },
-  };
-}
+export { createSigningKey };
 
 export const now = Math.floor(Date.now() / 1000);
 export const signingKey = createSigningKey();
