@@ -287,7 +287,6 @@ export interface SequencingStore {
   readFinishedLogJobs(ids: readonly number[]): LogJobOutcome[];
   /** queued → cancelled; false when the sequencer already finished it (read its outcome then). */
   cancelLogJob(id: number): boolean;
-  deleteLogJobs(ids: readonly number[]): void;
   /** Delete finished or cancelled jobs older than `olderThanMs` (their submitters are gone); returns how many. */
   purgeLogJobs(olderThanMs: number): number;
 }

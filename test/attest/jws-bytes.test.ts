@@ -7,35 +7,14 @@ import { describe, expect, it } from 'vitest';
 import {
   SIGNING_ALG,
   buildJwks,
-  buildPublishStatement,
-  signStatement,
   verifyAttestationSync,
   type AttestationExpectation,
   type Jwks,
-  createSigningKey,
 } from '../../src/attest/index.ts';
 import { decodeBase64urlAt } from '../../src/attest/jws.ts';
 import { ToolsealError } from '../../src/core/errors.ts';
+import { digest, genuine, jws, jwks, key, now } from './publish-statement-fixture.ts';
 
-const key = createSigningKey();
-const now = Math.floor(Date.now() / 1000);
-const digest = `sha256:${'ab'.repeat(32)}` as const;
-const statement = buildPublishStatement({
-  name: 'io.github.acme/payments',
-  version: '1.2.0',
-  digest,
-  predicate: {
-    registry: 'http://registry.test',
-    publisher: 'io.github.acme',
-    storedAt: new Date(now * 1000).toISOString(),
-    policy: 'p',
-    size: 1,
-    previousDigest: null,
-  },
-});
-const genuine = Buffer.from(signStatement(statement, key)).toString('utf8');
-const jws = JSON.parse(genuine) as { protected: string; payload: string; signature: string };
-const jwks = buildJwks([{ kid: key.kid, publicJwk: key.publicJwk, notBefore: now - 60, notAfter: null }]);
 const expected: AttestationExpectation = { name: 'io.github.acme/payments', version: '1.2.0', digest };
 
 function outcome(run: () => unknown): unknown {

@@ -3,8 +3,6 @@
 import { describe, expect, it } from 'vitest';
 import {
   buildJwks,
-  buildPublishStatement,
-  signStatement,
   verifyAttestation,
   verifyAttestationSync,
   type AttestationExpectation,
@@ -12,27 +10,9 @@ import {
   createSigningKey,
 } from '../../src/attest/index.ts';
 import { ToolsealError } from '../../src/core/errors.ts';
+import { digest, genuine, jws, jwks, key, now, statement } from '../attest/publish-statement-fixture.ts';
 
-const key = createSigningKey();
 const otherKey = createSigningKey();
-const now = Math.floor(Date.now() / 1000);
-const digest = `sha256:${'ab'.repeat(32)}` as const;
-const statement = buildPublishStatement({
-  name: 'io.github.acme/payments',
-  version: '1.2.0',
-  digest,
-  predicate: {
-    registry: 'http://registry.test',
-    publisher: 'io.github.acme',
-    storedAt: new Date(now * 1000).toISOString(),
-    policy: 'p',
-    size: 1,
-    previousDigest: null,
-  },
-});
-const genuine = Buffer.from(signStatement(statement, key)).toString('utf8');
-const jws = JSON.parse(genuine) as { protected: string; payload: string; signature: string };
-const jwks = buildJwks([{ kid: key.kid, publicJwk: key.publicJwk, notBefore: now - 60, notAfter: null }]);
 const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
 const header = JSON.parse(Buffer.from(jws.protected, 'base64url').toString('utf8')) as Record<string, unknown>;
 const flip = (text: string, at: number): string =>

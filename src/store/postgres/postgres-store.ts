@@ -311,10 +311,6 @@ export class PostgresStore implements Store, SequencingStore {
     );
   }
 
-  deleteLogJobs(ids: readonly number[]): void {
-    if (ids.length > 0) this.q('DELETE FROM log_jobs WHERE id = ANY($1::bigint[])', [ids]);
-  }
-
   purgeLogJobs(olderThanMs: number): number {
     return this.q(
       `DELETE FROM log_jobs WHERE state <> 'queued' AND finished_at < clock_timestamp() - $1 * interval '1 millisecond' RETURNING id`,

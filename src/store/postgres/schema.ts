@@ -192,7 +192,7 @@ export const sequencerLease = pgTable(
 
 /**
  * Log-writing work handed to the sequencer by the other processes (issue 16 §2): a publish, a yank or an approval
- * transition, with its outcome written in the same transaction as the work itself. Rows are deleted once read.
+ * transition, with its outcome written in the same transaction as the work itself. The sequencer purges finished rows a minute after they finished.
  */
 export const logJobs = pgTable(
   'log_jobs',
