@@ -25,7 +25,7 @@ import {
 import { relayUpstreamResponse, sendJson, sendJsonRpcError, type ClientRelay } from './http-relay.ts';
 import {
   createFetchUpstream,
-  createNodeUpstream,
+  createPooledUpstream,
   isSuccess,
   readReadableWithin,
   Stop,
@@ -70,7 +70,7 @@ export interface HttpGuardOptions {
   onFinding?: (finding: GuardFinding) => void;
   /** Called for every approval event of a GuardSession's call gate (default: one JSON line on stderr). */
   onEvent?: (event: ApprovalEvent) => void;
-  /** A fetch to reach the server with (default: node:http(s) over a keep-alive agent; redirects never followed). */
+  /** A fetch to reach the server with (default: undici over pooled keep-alive connections; redirects never followed). */
   fetch?: typeof fetch;
 }
 
@@ -137,7 +137,7 @@ class HttpGuardServer implements SessionHost {
   ) {
     this.limits = { ...DEFAULT_LIMITS, ...withoutUndefined(options.limits ?? {}) };
     this.upstreamClient =
-      options.fetch === undefined ? createNodeUpstream(upstream) : createFetchUpstream(upstream, options.fetch);
+      options.fetch === undefined ? createPooledUpstream(upstream) : createFetchUpstream(upstream, options.fetch);
     this.maxEventChars = this.limits.maxEventChars;
     this.maxResponseBytes = this.limits.maxResponseBytes;
     this.listTimeoutMs = this.limits.listTimeoutMs;
