@@ -3,16 +3,22 @@
 // straight to the server, through the HTTP guard in front of it (with the policy `toolseal guard --upstream` builds:
 // a GuardSession whose CallGate checks every call's arguments; and with a bare ToolGuard, as this bench measured
 // first), and through the in-process wrapper (GuardedClient, as guardClient builds it) on the same transport, in
-// rounds whose order rotates; p50 of every operation. The guard runs in this process (as the server and the client
-// do): no extra process, one extra loopback hop.
+// rounds whose order rotates; p50 of every operation. Also a bare pass-through proxy on the same HTTP stack, which
+// checks nothing: the cost of the extra hop alone. The guard runs in this process (as the server and the client do):
+// no extra process, one extra loopback hop.
 //
 //   npx tsx scripts/bench-http-guard.ts
 
 import { setMaxListeners } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pipeline } from 'node:stream/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallGate } from '../src/guard/call-gate.ts';
 import { startHttpGuard } from '../src/guard/http-guard.ts';
+import { selectClientResponseHeaders, selectUpstreamRequestHeaders } from '../src/guard/http-headers.ts';
+import { createPooledUpstream, readReadableWithin, Stop } from '../src/guard/http-upstream.ts';
 import { GuardedClient, GuardSession, ToolGuard } from '../src/guard/index.ts';
 import { localSigned } from '../test/guard/guard-helpers.ts';
 import { startHttpTestServer } from '../test/guard/http-guard-helpers.ts';
@@ -24,7 +30,7 @@ const CALLS_PER_ROUND = 200;
 const LISTS_PER_ROUND = 20;
 const WARMUP = 200;
 
-const PATHS = ['direct', 'guard', 'guard-toolguard', 'in-process'] as const;
+const PATHS = ['direct', 'bare-proxy', 'guard', 'guard-toolguard', 'in-process'] as const;
 type Path = (typeof PATHS)[number];
 /** What the bench calls on each path: a bare SDK Client, or the in-process wrapper around one. */
 type Caller = Pick<Client, 'callTool' | 'listTools' | 'close'>;
@@ -47,6 +53,38 @@ async function connectGuarded(url: string): Promise<GuardedClient> {
   );
   await guarded.connect(new StreamableHTTPClientTransport(new URL(url)));
   return guarded;
+}
+
+/**
+ * The floor: a pass-through proxy on the guard's own HTTP stack (node:http server, the pooled upstream, the guard's
+ * header selection) that checks nothing, so `guard − bare proxy` is what the guard's checks cost.
+ */
+async function startBareProxy(upstreamUrl: string): Promise<{ url: string; close: () => Promise<void> }> {
+  const upstream = createPooledUpstream(new URL(upstreamUrl));
+  const server: Server = createServer((req, res) => {
+    void (async () => {
+      const body = req.method === 'POST' ? await readReadableWithin(req, 1 << 22, () => new RangeError()) : undefined;
+      const answer = await upstream.send({
+        method: req.method as 'GET' | 'POST' | 'DELETE',
+        headers: selectUpstreamRequestHeaders(req.headers),
+        ...(body === undefined ? {} : { body }),
+        stop: new Stop(),
+      });
+      res.writeHead(answer.status, selectClientResponseHeaders(answer.headers));
+      if (answer.body === null) res.end();
+      else await pipeline(answer.body, res);
+    })().catch(() => res.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+        upstream.close();
+      }),
+  };
 }
 
 /** Every path once per round, in an order that rotates (and reverses every other round) so drift hits all alike. */
@@ -84,8 +122,10 @@ async function measure(json: boolean): Promise<string[]> {
     upstream: server.url,
     onFinding,
   });
+  const bareProxy = await startBareProxy(server.url);
   const clients: Record<Path, Caller> = {
     direct: await connect(server.url),
+    'bare-proxy': await connect(bareProxy.url),
     guard: await connect(guard.url),
     'guard-toolguard': await connect(bareGuard.url),
     'in-process': await connectGuarded(server.url),
@@ -115,6 +155,7 @@ async function measure(json: boolean): Promise<string[]> {
         `${format(median(samples[path]))} ms, added ${format(median(samples[path]) - direct)} ms`;
       return [
         `  ${what}  direct ${format(direct)} ms (p50)`,
+        `    a bare pass-through proxy (the hop alone)         ${added('bare-proxy')}`,
         `    HTTP guard (GuardSession + CallGate, as the CLI)  ${added('guard')}`,
         `    HTTP guard (ToolGuard alone)                      ${added('guard-toolguard')}`,
         `    in-process GuardedClient vs the bare client       ${added('in-process')}`,
@@ -125,6 +166,7 @@ async function measure(json: boolean): Promise<string[]> {
     for (const client of Object.values(clients)) await client.close().catch(() => undefined);
     await guard.close();
     await bareGuard.close();
+    await bareProxy.close();
     await server.close();
   }
 }
