@@ -175,6 +175,9 @@ export type ToolCheck =
   | { ok: true; signedTool: JsonObject }
   | { ok: false; reason: 'unknown-tool' | 'differs'; pointer: string; message: string };
 
+/** {@link checkPresentedTool} for one signed manifest, with a fast path for tools presented exactly as signed. */
+export type PresentedToolChecker = (presentedTool: unknown) => ToolCheck;
+
 /**
  * Is `presentedTool` (as a server or router presents it) exactly a tool of the signed manifest?
  * Returns the signed tool (from the signed bytes) when it is, or the pointer of the first difference.
@@ -210,5 +213,80 @@ export function checkPresentedTool(signedManifest: JsonObject, presentedTool: un
     reason: 'differs',
     pointer: difference.pointer,
     message: `tool ${JSON.stringify(name)} differs from its signed definition: ${describe(difference)}`,
+  };
+}
+
+/**
+ * True only when `canonicalizeToText(value)` gives exactly what `canonicalizeToText(canonical)` gives, without
+ * building either text; `canonical` is a finite tree of JSON values (from JSON.parse). Sound, not complete: false
+ * may still be equal (a member whose value is undefined, a toJSON method), and callers then do the full work.
+ * `value` is data, as parsers produce it (an accessor answering otherwise on each read is beyond this, as it is
+ * beyond the full check, which reads a presented tool more than once).
+ *
+ * It reads `value` as the `canonicalize` library (RFC 8785, src/pipeline/canonical.ts) does: a primitive is its
+ * JSON.stringify text, so `===` (which also makes -0 and 0 one value, as their text is) gives equal texts and rules
+ * out NaN and the infinities; an object with a toJSON method is refused here (the library serialises its result);
+ * an array is its elements in order (a hole or an undefined element reads as undefined, never equal to an element
+ * of `canonical`); any other object is its own enumerable keys (Object.keys) sorted, with their values: the same
+ * number of keys, each one a key of `canonical`, is the same key set, hence the same sorted order. The recursion
+ * follows `canonical` and ends at its leaves; a cycle in `value` along the way would make one node match both a
+ * subtree of `canonical` and a strictly smaller subtree of it, which cannot be, so the library's "Circular
+ * reference" refusal never applies when this answers true. Strings and keys equal to those of `canonical` hold a
+ * lone surrogate (which the library refuses) exactly when `canonical`'s do: both texts are refused alike.
+ */
+export function isSameCanonicalValue(value: unknown, canonical: JsonValue): boolean {
+  if (typeof canonical !== 'object' || canonical === null) return value === canonical;
+  if (typeof value !== 'object' || value === null) return false;
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return false;
+  if (Array.isArray(canonical)) {
+    if (!Array.isArray(value) || value.length !== canonical.length) return false;
+    for (let i = 0; i < canonical.length; i++) if (!isSameCanonicalValue(value[i], canonical[i]!)) return false;
+    return true;
+  }
+  if (Array.isArray(value)) return false;
+  const keys = Object.keys(value);
+  if (keys.length !== Object.keys(canonical).length) return false;
+  for (const key of keys) {
+    if (!Object.hasOwn(canonical, key)) return false;
+    if (!isSameCanonicalValue((value as Record<string, unknown>)[key], canonical[key]!)) return false;
+  }
+  return true;
+}
+
+/**
+ * checkPresentedTool(signedManifest, ·), with the answer for each signed tool presented exactly as signed worked
+ * out once. Why it answers the same for every input: checkPresentedTool refuses a non-object, and otherwise reads
+ * the presented tool only through its JCS text (normalisePresentedTool starts from JSON.parse of it), so two objects
+ * with one JCS text get one answer. For each signed tool, its presentable view (the JSON value of the text a
+ * faithful server sends) is checked in full here, and its answer kept only when it passes: a signed tool the full
+ * check would refuse as presented (a `$ref` left in its schema, a name that is not NFC, another tool of the same
+ * name matched first, ...) has no fast path and keeps the full check. A presented tool found by its name whose JCS
+ * text is that view's ({@link isSameCanonicalValue}) gets the kept answer; every other input gets the full check.
+ * The name the server spelt (what the caller shows and records) is the presented tool's own, read by the caller as
+ * before; on the fast path it is the signed name itself.
+ */
+export function createPresentedToolChecker(signedManifest: JsonObject): PresentedToolChecker {
+  const tools = Array.isArray(signedManifest['tools']) ? (signedManifest['tools'] as JsonValue[]) : [];
+  const passing = new Map<string, { view: JsonValue; signedTool: JsonObject }>();
+  for (const tool of tools) {
+    if (typeof tool !== 'object' || tool === null || Array.isArray(tool) || typeof tool['name'] !== 'string') continue;
+    let view: JsonValue;
+    try {
+      view = JSON.parse(canonicalizeToText(presentableSignedTool(tool))) as JsonValue;
+    } catch {
+      continue;
+    }
+    const check = checkPresentedTool(signedManifest, view);
+    if (check.ok && !passing.has(tool['name'])) passing.set(tool['name'], { view, signedTool: check.signedTool });
+  }
+  return (presentedTool) => {
+    const name =
+      typeof presentedTool === 'object' && presentedTool !== null
+        ? (presentedTool as Record<string, unknown>)['name']
+        : undefined;
+    const known = typeof name === 'string' ? passing.get(name) : undefined;
+    if (known !== undefined && isSameCanonicalValue(presentedTool, known.view))
+      return { ok: true, signedTool: known.signedTool };
+    return checkPresentedTool(signedManifest, presentedTool);
   };
 }

@@ -7,7 +7,7 @@
 import type { Sha256Digest } from '../core/digest.ts';
 import { type ErrorCode, ToolsealError } from '../core/errors.ts';
 import { escapePointerToken } from '../core/json-pointer.ts';
-import { isJsonObject, type JsonObject } from '../core/json.ts';
+import { isJsonObject, type JsonObject, type JsonValue } from '../core/json.ts';
 import { APPROVAL_ID_PATTERN } from '../client/approvals.ts';
 import {
   type Action,
@@ -17,7 +17,7 @@ import {
   selectSignedTool,
   type SignedTool,
 } from '../dispatch/action-digest.ts';
-import { readToolCall, type ToolCall } from '../dispatch/arguments.ts';
+import { readParsedToolCall, readToolCall, type ToolCall } from '../dispatch/arguments.ts';
 import {
   APPROVAL_META_KEY,
   type ApprovalCreatedResponse,
@@ -149,12 +149,35 @@ export class CallGate {
    * JSON-RPC id (null for a notification), `bytes` the exact bytes of the request (arguments and approval id are
    * read from them, strictly).
    */
-  async decideCall(name: string, requestId: string | number | null, bytes: Uint8Array): Promise<GateOutcome> {
+  decideCall(name: string, requestId: string | number | null, bytes: Uint8Array): Promise<GateOutcome> {
+    return this.decideReadCall(name, requestId, () => readToolCall(bytes));
+  }
+
+  /**
+   * {@link decideCall} for the UTF-8 bytes of `text`, when the caller has already read `message` from exactly `text`
+   * with the strict parser (parseStrict or parseStrictText, any depth limit; a batch member's text and value qualify):
+   * the same outcome, without a second strict parse (readParsedToolCall). Never for a message read otherwise (such as
+   * JSON.parse, which keeps duplicate keys and unsafe integers that the strict parser refuses).
+   */
+  decideParsedCall(
+    name: string,
+    requestId: string | number | null,
+    message: JsonValue,
+    text: string,
+  ): Promise<GateOutcome> {
+    return this.decideReadCall(name, requestId, () => readParsedToolCall(message, text));
+  }
+
+  private async decideReadCall(
+    name: string,
+    requestId: string | number | null,
+    readCall: () => ToolCall,
+  ): Promise<GateOutcome> {
     const signed = this.signedTool(name);
     const events: ApprovalEvent[] = [];
     let call: ToolCall;
     try {
-      call = readToolCall(bytes);
+      call = readCall();
       checkCallArguments(signed, call.arguments);
     } catch (error) {
       const refusal = asRefusal(error);

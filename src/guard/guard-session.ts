@@ -4,7 +4,7 @@
 // then, for each tools/call it would forward, the gate. A batch is decided member by member, in order.
 
 import { describeError } from '../core/errors.ts';
-import { isJsonObject } from '../core/json.ts';
+import { isJsonObject, type JsonValue } from '../core/json.ts';
 import type { ApprovalEvent, CallGate, GateOutcome } from './call-gate.ts';
 import { GUARD_CALL_REFUSED_CODE, type GuardDecision, type GuardMessage } from './guard-types.ts';
 import { findElementSpans, findRootSpan } from './json-spans.ts';
@@ -32,16 +32,25 @@ export class GuardSession {
   /**
    * A message (or batch) from the client, bound for the server. `text` is its exact JSON text when known (the
    * bytes the gate reads a call from, and what a forwarded message keeps); else a call is read from
-   * JSON.stringify(message), the bytes an SDK transport sends. Settles once the registry has answered, if asked.
+   * JSON.stringify(message), the bytes an SDK transport sends. `parsedFromText`: the caller read `message` from exactly
+   * `text` with the strict parser (the HTTP guard), so a call is read from `message` without a second strict parse
+   * (CallGate.decideParsedCall); never for a message read otherwise (stdio reads lines with JSON.parse). Settles
+   * once the registry has answered, if asked.
    */
-  async fromClient(message: unknown, text?: string): Promise<SessionDecision> {
+  async fromClient(message: unknown, text?: string, parsedFromText = false): Promise<SessionDecision> {
     if (this.gate === undefined || this.guard.isRefused || !hasToolCall(message))
       return withEvents(this.guard.fromClient(message, text), []);
-    if (!Array.isArray(message)) return this.decideOne(this.gate, message, text);
-    return this.decideBatch(this.gate, message, text);
+    const parsed = parsedFromText && text !== undefined;
+    if (!Array.isArray(message)) return this.decideOne(this.gate, message, text, parsed);
+    return this.decideBatch(this.gate, message, text, parsed);
   }
 
-  private async decideOne(gate: CallGate, item: unknown, text: string | undefined): Promise<SessionDecision> {
+  private async decideOne(
+    gate: CallGate,
+    item: unknown,
+    text: string | undefined,
+    parsedFromText: boolean,
+  ): Promise<SessionDecision> {
     const decision = this.guard.fromClient(item, text);
     if (decision.forward === undefined || !isToolCall(item)) return withEvents(decision, []);
     const params = item['params'] as Record<string, unknown>;
@@ -49,11 +58,11 @@ export class GuardSession {
     const requestId = typeof id === 'string' || typeof id === 'number' ? id : null;
     let outcome: GateOutcome;
     try {
-      outcome = await gate.decideCall(
-        params['name'] as string,
-        requestId,
-        encoder.encode(text ?? JSON.stringify(item)),
-      );
+      const name = params['name'] as string;
+      outcome =
+        parsedFromText && text !== undefined
+          ? await gate.decideParsedCall(name, requestId, item as JsonValue, text)
+          : await gate.decideCall(name, requestId, encoder.encode(text ?? JSON.stringify(item)));
     } catch (error) {
       // Fail closed: a call the gate could not decide is not forwarded.
       outcome = { forward: false, reply: failureReply(requestId, error), events: [] };
@@ -69,7 +78,12 @@ export class GuardSession {
   }
 
   /** Each member alone, in order; what goes on is one batch of the kept members, the answers one batch. */
-  private async decideBatch(gate: CallGate, batch: unknown[], text: string | undefined): Promise<SessionDecision> {
+  private async decideBatch(
+    gate: CallGate,
+    batch: unknown[],
+    text: string | undefined,
+    parsedFromText: boolean,
+  ): Promise<SessionDecision> {
     const root = text === undefined ? undefined : findRootSpan(text);
     const found = root === undefined ? undefined : findElementSpans(text!, root);
     const memberTexts =
@@ -86,7 +100,8 @@ export class GuardSession {
     let unchanged = memberTexts !== undefined;
     for (const [index, item] of batch.entries()) {
       const memberText = memberTexts?.[index];
-      const decision = await this.decideOne(gate, item, memberText);
+      // A member's text is the exact span its value was parsed from (when the spans were found).
+      const decision = await this.decideOne(gate, item, memberText, parsedFromText && memberText !== undefined);
       result.findings.push(...decision.findings);
       result.events.push(...decision.events);
       result.terminate ||= decision.terminate;

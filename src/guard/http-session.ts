@@ -26,9 +26,11 @@ export interface ListingView {
 /** The decisions on every message; `fromClient` may answer later (the proxy awaits it, one message at a time). */
 export interface MessagePolicy {
   /** A GuardSession's decision also carries the approval events of the calls it decided. */
+  /** `parsedFromText`: `message` was read from exactly `text` by the strict parser (GuardSession.fromClient). */
   fromClient(
     message: unknown,
     text?: string,
+    parsedFromText?: boolean,
   ): (GuardDecision & { events?: ApprovalEvent[] }) | Promise<GuardDecision & { events?: ApprovalEvent[] }>;
   fromServer(message: unknown): GuardDecision;
 }
@@ -102,7 +104,10 @@ export class HttpGuardSession {
     return this.isEnded;
   }
 
-  /** The client's message decided in arrival order; a tools/call waits (bounded) for a checked list first. */
+  /**
+   * The client's message, read from exactly `text` by the strict parser, decided in arrival order; a tools/call waits
+   * (bounded) for a checked list first.
+   */
   decideClient(message: JsonValue, text: string): Promise<GuardDecision> {
     // Nothing before it is being decided: it is decided at once, no turn of the queue.
     const decided =
@@ -119,7 +124,8 @@ export class HttpGuardSession {
   private async decideNow(message: JsonValue, text: string): Promise<GuardDecision> {
     if (holdsToolCall(message) && !this.view.hasCheckedList) await this.ensureListed();
     if (holdsToolCall(message) && !this.view.hasCheckedList) return this.refuseUnchecked(message);
-    const decision = await this.policy.fromClient(message, text);
+    // The POST body was read strictly (parseStrictText) from exactly `text`.
+    const decision = await this.policy.fromClient(message, text, true);
     for (const finding of decision.findings) this.host.report(finding);
     for (const event of decision.events ?? []) this.host.reportEvent(event);
     this.noteForwarded(message, decision);

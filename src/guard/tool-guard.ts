@@ -17,7 +17,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { computeDigest, type Sha256Digest } from '../core/digest.ts';
 import { ToolsealError } from '../core/errors.ts';
 import { isJsonObject, type JsonObject } from '../core/json.ts';
-import { presentableSignedTool } from '../dispatch/dispatch.ts';
+import { createPresentedToolChecker, presentableSignedTool, type PresentedToolChecker } from '../dispatch/dispatch.ts';
 import { canonicalizeToText } from '../pipeline/canonical.ts';
 import { checkEnvelope } from '../pipeline/envelope.ts';
 import { SIGNED_MANIFEST_PARSE_LIMITS } from '../pipeline/limits.ts';
@@ -60,7 +60,8 @@ export class ToolGuard {
   readonly digest: Sha256Digest;
   readonly strict: boolean;
   readonly requireListed: boolean;
-  private readonly manifest: JsonObject;
+  /** checkPresentedTool against the signed manifest, with the answers for its tools presented as signed worked out once. */
+  private readonly checkTool: PresentedToolChecker;
   /** JCS text of each signed tool as a server presents it (without the registry-only `capabilities` and `approval`), by name. */
   private readonly signed = new Map<string, string>();
   private readonly withheld = new Set<string>();
@@ -91,14 +92,15 @@ export class ToolGuard {
         'the signed bytes are not in canonical form (RFC 8785); they were not produced by the publish pipeline',
       );
     }
-    this.manifest = parsed.value as JsonObject;
+    const signedManifest = parsed.value as JsonObject;
     this.name = manifest.name;
     this.version = manifest.version;
     this.strict = options.strict ?? false;
     this.requireListed = options.requireListed ?? false;
-    for (const tool of this.manifest['tools'] as JsonObject[]) {
+    for (const tool of signedManifest['tools'] as JsonObject[]) {
       this.signed.set(tool['name'] as string, canonicalizeToText(presentableSignedTool(tool)));
     }
+    this.checkTool = createPresentedToolChecker(signedManifest);
   }
 
   /** `name@version`. */
@@ -286,7 +288,7 @@ export class ToolGuard {
     return {
       subject: this.subject,
       strict: this.strict,
-      manifest: this.manifest,
+      checkTool: this.checkTool,
       signedTexts: this.signed,
       withheld: this.withheld,
       serverNames: this.serverNames,

@@ -2,7 +2,7 @@
 
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { isJsonObject, type JsonObject } from '../core/json.ts';
-import { checkPresentedTool } from '../dispatch/dispatch.ts';
+import type { PresentedToolChecker } from '../dispatch/dispatch.ts';
 import {
   GUARD_LIST_REFUSED_CODE,
   GUARD_SESSION_REFUSED_CODE,
@@ -15,8 +15,11 @@ export interface ToolsListContext {
   /** `name@version` of the signed manifest. */
   readonly subject: string;
   readonly strict: boolean;
-  /** The signed manifest, parsed from its bytes. */
-  readonly manifest: JsonObject;
+  /**
+   * checkPresentedTool against the signed manifest (parsed from its bytes): createPresentedToolChecker's, whose fast
+   * path for a tool presented exactly as signed gives the same answers.
+   */
+  readonly checkTool: PresentedToolChecker;
   /** JCS text of each signed tool as a server presents it (without the registry-only `capabilities` and `approval`), by name, in manifest order. */
   readonly signedTexts: ReadonlyMap<string, string>;
   /** Tools withheld so far in the session; the rewrite adds the ones that fail. */
@@ -93,11 +96,11 @@ function refuseMalformedList(context: ToolsListContext, id: string | number, fin
   return { forward: JSON.stringify(error), reply: undefined };
 }
 
-/** Compare each presented tool with its signed tool (checkPresentedTool: the same pipeline stages). */
+/** Compare each presented tool with its signed tool (checkPresentedTool: the same pipeline stages, or its fast path). */
 function checkPage(context: ToolsListContext, presented: unknown[]): PageCheck {
   const page: PageCheck = { passing: [], failed: new Set(), findings: [] };
   presented.forEach((tool, index) => {
-    const check = checkPresentedTool(context.manifest, tool);
+    const check = context.checkTool(tool);
     if (check.ok) {
       page.passing.push({
         name: check.signedTool['name'] as string,

@@ -9,7 +9,7 @@ import { readActionRequest } from '../../src/dispatch/action-request.ts';
 import { type ApprovalsPort, CallGate, type GateOutcome } from '../../src/guard/call-gate.ts';
 import { GUARD_CALL_REFUSED_CODE } from '../../src/guard/guard-types.ts';
 import type { GuardPolicy } from '../../src/guard/policy.ts';
-import { runPipeline } from '../../src/pipeline/index.ts';
+import { parseStrictText, runPipeline } from '../../src/pipeline/index.ts';
 import { APPROVAL_META_KEY, type ApprovalCreatedResponse } from '../../src/protocol/wire.ts';
 import { REFUND_CEILING, REFUND_REF, refundManifestBytes } from '../fixtures/refund-tools.ts';
 import {
@@ -144,6 +144,66 @@ describe('CallGate: arguments, with or without a policy', () => {
     const outcome = await decide(gate, toolsCallText(2, 'refund', refundArguments('4200.0')));
     expect(errorOf(outcome).data['pointer']).toBe('/amount_minor');
   });
+});
+
+describe('CallGate.decideParsedCall: the outcome of decideCall, from the strictly parsed message', () => {
+  const script = () => ({
+    request: [created(ID_A, digestOf(toolsCallText(5, 'refund', refundArguments(4200)))), created(ID_B, 'sha256:0')],
+    consume: [new ToolsealError('APPROVAL_PENDING', 'still pending'), new ToolsealError('APPROVAL_DENIED', 'no')],
+  });
+  const deep = (depth: number): string =>
+    `{"charge":"ch_1","amount_minor":1,"currency":"USD","x":${'['.repeat(depth)}${']'.repeat(depth)}}`;
+  const texts = [
+    toolsCallText(1, 'refund', refundArguments(999)),
+    toolsCallText(5, 'refund', refundArguments(4200)),
+    toolsCallText(5, 'refund', refundArguments(4200)),
+    toolsCallText(5, 'refund', refundArguments(4200)),
+    toolsCallText('s', 'refund', refundArguments('4200.0')),
+    toolsCallText(2, 'refund', refundArguments(REFUND_CEILING + 1)),
+    toolsCallText(3, 'refund', '{"charge":"ch_1","currency":"USD"}'),
+    toolsCallText(4, 'refund', '[]'),
+    toolsCallText(6, 'refund', refundArguments(4200), { [APPROVAL_META_KEY]: 'not an id' }),
+    toolsCallText(7, 'refund', refundArguments(4200), { [APPROVAL_META_KEY]: ID_B }),
+    toolsCallText(8, 'refund', deep(61)),
+    toolsCallText(9, 'refund', deep(62)),
+    toolsCallText(10, 'refund', refundArguments(5, `,"note":"${'é'.repeat(600 * 1024)}"`)),
+    ' { "jsonrpc" : "2.0" , "method" : "tools/call" , "params" : { "name" : "refund" , "arguments" : { "charge" : "ch_\\u0031" , "amount_minor" : 1 , "currency" : "USD" } } } ',
+  ];
+
+  const refusals = ['MONEY_INVALID', 'MONEY_CEILING_EXCEEDED', 'ARGUMENTS_INVALID', 'ARGUMENTS_INVALID'];
+  const expectedCodes = [
+    [null, ['forward', 'forward', 'forward', 'forward', ...refusals, 'forward', 'forward']],
+    [
+      MONEY_POLICY,
+      [
+        'forward',
+        'APPROVAL_REQUIRED',
+        'APPROVAL_PENDING',
+        'APPROVAL_DENIED',
+        ...refusals,
+        'BAD_REQUEST',
+        'FETCH_FAILED',
+      ],
+    ],
+  ] as const;
+  for (const [policy, codesBefore] of expectedCodes) {
+    it(`every call in turn, with the same registry answers (policy: ${policy !== null})`, async () => {
+      const fromBytes = scriptedPort(script());
+      const fromParsed = scriptedPort(script());
+      const bytesGate = await gateWith(fromBytes, policy);
+      const parsedGate = await gateWith(fromParsed, policy);
+      const codes: unknown[] = [];
+      for (const text of texts) {
+        const message = parseStrictText(text, 256);
+        const id = (message as { id?: string | number }).id ?? null;
+        const expected = await bytesGate.decideCall('refund', id, encoder.encode(text));
+        expect(await parsedGate.decideParsedCall('refund', id, message, text)).toStrictEqual(expected);
+        codes.push(expected.forward ? 'forward' : (expected.events.at(-1)?.code ?? null));
+      }
+      expect(fromParsed.steps).toStrictEqual(fromBytes.steps);
+      expect(codes).toEqual([...codesBefore, 'forward', 'DEPTH_LIMIT', 'TOO_LARGE', 'forward']);
+    });
+  }
 });
 
 describe('CallGate: approvals (scripted registry)', () => {
