@@ -3,6 +3,7 @@
 
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { arbitraryJsonValue, isRoundTrippable } from '../helpers/json-arbitraries.ts';
 import { computeAction, readCallArguments, selectSignedTool } from '../../src/host/index.ts';
 import { runPipeline, type JsonObject, type JsonValue } from '../../src/pipeline/index.ts';
 
@@ -40,18 +41,8 @@ const key = fc.constantFrom('a', 'b', 'c', 'amount', 'to', 'x y', '~', '/');
 // The strict parser refuses integral values outside ±(2^53−1) below 1e21 (RFC 7493 §2.2), as publish does.
 const number = fc
   .oneof(fc.integer({ min: -1e6, max: 1e6 }), fc.double({ noNaN: true, noDefaultInfinity: true }))
-  .filter((n) => !(Number.isInteger(n) && !Number.isSafeInteger(n) && Math.abs(n) < 1e21));
-const { value: jsonValue } = fc.letrec<{ value: JsonValue }>((tie) => ({
-  value: fc.oneof(
-    { depthSize: 'small', maxDepth: 3 },
-    fc.constant(null),
-    fc.boolean(),
-    number,
-    text,
-    fc.array(tie('value'), { maxLength: 4 }),
-    fc.dictionary(key, tie('value'), { maxKeys: 4, noNullPrototype: true }),
-  ),
-}));
+  .filter(isRoundTrippable);
+const jsonValue = arbitraryJsonValue({ number, text, key, maxDepth: 3, maxLength: 4 });
 const materialArgs = fc.dictionary(fc.constantFrom('p', 'q', 'r'), jsonValue, { maxKeys: 3, noNullPrototype: true });
 
 function mapValue(value: JsonValue, onString: (text: string) => string, reverse: boolean): JsonValue {

@@ -3,6 +3,7 @@
 
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { arbitraryJsonValue } from '../helpers/json-arbitraries.ts';
 import {
   checkPresentedTool,
   createPresentedToolChecker,
@@ -79,17 +80,7 @@ const number = fc.oneof(
   fc.constantFrom(0, -0, 1, 1e21, 1e-7, 0.1, -1.5, Number.MAX_SAFE_INTEGER),
   fc.double({ noNaN: true, noDefaultInfinity: true }),
 );
-const { value: jsonValue } = fc.letrec<{ value: JsonValue }>((tie) => ({
-  value: fc.oneof(
-    { depthSize: 'small', maxDepth: 4 },
-    fc.constant(null),
-    fc.boolean(),
-    number,
-    text,
-    fc.array(tie('value'), { maxLength: 4 }),
-    fc.dictionary(key, tie('value'), { maxKeys: 4, noNullPrototype: true }),
-  ),
-}));
+const jsonValue = arbitraryJsonValue({ number, text, key, maxDepth: 4, maxLength: 4 });
 
 /** canonicalizeToText's answer as a value: its text, or that it threw. */
 function canonicalOutcome(value: unknown): string {

@@ -4,6 +4,7 @@
 
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { arbitraryJsonValue, isRoundTrippable } from '../helpers/json-arbitraries.ts';
 import { parseStrict, runPipeline, type JsonObject, type JsonValue } from '../../src/pipeline/index.ts';
 import { expectRefusal, fromUtf8, referenceJcs, utf8 } from '../helpers/pipeline-helpers.ts';
 
@@ -53,7 +54,6 @@ const key = nfcText(8).filter((s) => s !== '_host_meta');
  * Numbers the pipeline accepts. Excluded: integral doubles beyond ±(2^53−1) below 1e21 (e.g. 1e20), which are
  * refused (UNSAFE_NUMBER; see the last test of this file). -0 is accepted and parsed as 0, as JCS writes it.
  */
-const isRoundTrippable = (n: number) => !(Number.isInteger(n) && !Number.isSafeInteger(n) && Math.abs(n) < 1e21);
 const number = fc
   .oneof(
     fc.integer({ min: Number.MIN_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER }),
@@ -62,17 +62,7 @@ const number = fc
   )
   .filter(isRoundTrippable);
 
-const { value: jsonValue } = fc.letrec<{ value: JsonValue }>((tie) => ({
-  value: fc.oneof(
-    { depthSize: 'small', maxDepth: 3 },
-    fc.constant(null),
-    fc.boolean(),
-    number,
-    text(12),
-    fc.array(tie('value'), { maxLength: 4 }),
-    fc.dictionary(key, tie('value'), { maxKeys: 4, noNullPrototype: true }),
-  ),
-}));
+const jsonValue = arbitraryJsonValue({ number, text: text(12), key, maxDepth: 3, maxLength: 4 });
 
 const propertySchema: fc.Arbitrary<JsonObject> = fc.record(
   {
