@@ -1,9 +1,14 @@
 // The HTTP guard's default way to the server (src/guard/http-upstream.ts, createPooledUpstream) against a raw
 // node:http server on 127.0.0.1: what is sent and received byte for byte, credentials, stopping (RFC 9112 §9:
-// a stopped exchange closes its connection), no redirect followed, and a long answer that does not hold up others.
+// a stopped exchange closes its connection), no redirect followed, a long answer that does not hold up others, and
+// HTTPS only with a certificate the machine trusts (RFC 9110 §4.3.4).
 
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startHttpGuard } from '../../src/guard/http-guard.ts';
 import { createPooledUpstream, readBodyWithin, Stop, type Upstream } from '../../src/guard/http-upstream.ts';
@@ -226,6 +231,69 @@ describe('createPooledUpstream', () => {
       expect(text).not.toMatch(/ECONNREFUSED|UND_ERR/);
     } finally {
       await guard.close();
+    }
+  });
+});
+
+describe('createPooledUpstream over HTTPS', () => {
+  const tls = (name: string): string => fileURLToPath(new URL(`../fixtures/tls/${name}`, import.meta.url));
+  const upstreamModule = fileURLToPath(new URL('../../src/guard/http-upstream.ts', import.meta.url));
+
+  async function startHttpsServer(): Promise<{ url: URL; requests: () => number; close: () => Promise<void> }> {
+    let requests = 0;
+    const server = createHttpsServer(
+      { cert: readFileSync(tls('cert.pem')), key: readFileSync(tls('key.pem')) },
+      (_req, res) => {
+        requests++;
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+      },
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    return {
+      url: new URL(`https://127.0.0.1:${port}/mcp`),
+      requests: () => requests,
+      close: () =>
+        new Promise((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
+    };
+  }
+
+  it('refuses a server whose certificate is not trusted: nothing is sent', async () => {
+    const server = await startHttpsServer();
+    try {
+      await expect(
+        pooled(server.url).send({ method: 'POST', headers: {}, body: '{}', stop: new Stop() }),
+      ).rejects.toMatchObject({ code: 'DEPTH_ZERO_SELF_SIGNED_CERT' });
+      expect(server.requests()).toBe(0);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('reaches it once the machine trusts the certificate (NODE_EXTRA_CA_CERTS, in a fresh process)', async () => {
+    const server = await startHttpsServer();
+    const script = `const { createPooledUpstream, readBodyWithin, Stop } = await import(${JSON.stringify(upstreamModule)});
+      const upstream = createPooledUpstream(new URL(${JSON.stringify(server.url.href)}));
+      const answer = await upstream.send({ method: 'POST', headers: {}, body: '{}', stop: new Stop() });
+      const body = await readBodyWithin(answer.body, 1024, () => new RangeError());
+      console.log(JSON.stringify({ status: answer.status, body: Buffer.from(body).toString('utf8') }));
+      upstream.close();`;
+    try {
+      const printed = await new Promise<string>((resolve, reject) =>
+        execFile(
+          process.execPath,
+          ['--import', 'tsx', '--input-type=module', '-e', script],
+          { env: { ...process.env, NODE_EXTRA_CA_CERTS: tls('cert.pem') }, timeout: 30_000 },
+          (error, stdout, stderr) => (error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout)),
+        ),
+      );
+      expect(JSON.parse(printed)).toEqual({ status: 200, body: '{"ok":true}' });
+      expect(server.requests()).toBe(1);
+    } finally {
+      await server.close();
     }
   });
 });
