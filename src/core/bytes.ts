@@ -41,7 +41,10 @@ export function decodeUtf8Strict(bytes: Uint8Array): string | undefined {
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-/** True when the string has a lone surrogate and so has no UTF-8 encoding. */
+/** Any surrogate code unit: a plain class, several times quicker than LONE_SURROGATE's look-arounds. */
+const SURROGATE = /[\uD800-\uDFFF]/;
+
+/** True when the string has a lone surrogate and so has no UTF-8 encoding (most text has no surrogate at all). */
 export function hasLoneSurrogate(text: string): boolean {
-  return LONE_SURROGATE.test(text);
+  return SURROGATE.test(text) && LONE_SURROGATE.test(text);
 }

@@ -1,6 +1,7 @@
 // A tool call's arguments as sent (issue §2): read with the strict publish parser (duplicate keys, lone surrogates,
 // unsafe integers and bad UTF-8 refused, src/pipeline/parse.ts) from the exact JSON-RPC bytes of a `tools/call`.
 
+import { hasLoneSurrogate } from '../core/bytes.ts';
 import { ToolsealError } from '../core/errors.ts';
 import { isJsonObject, type JsonObject, type JsonValue } from '../core/json.ts';
 import { defaultParseLimits, parseStrict } from '../pipeline/parse.ts';
@@ -28,8 +29,6 @@ export interface ToolCall {
 }
 
 const utf8Decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-/** A code point that is a lone surrogate (in a `u` regex, a valid pair is one supplementary code point, not Cs). */
-const LONE_SURROGATE = /\p{Cs}/u;
 
 /**
  * Read a JSON-RPC `tools/call` request from the exact bytes received. Absent `params.arguments` is `{}` (MCP makes
@@ -51,7 +50,7 @@ export function readToolCall(messageBytes: Uint8Array): ToolCall {
 export function readParsedToolCall(message: JsonValue, text: string): ToolCall {
   if (
     text.charCodeAt(0) === 0xfeff ||
-    LONE_SURROGATE.test(text) ||
+    hasLoneSurrogate(text) ||
     Buffer.byteLength(text, 'utf8') > defaultParseLimits.maxBytes ||
     !isWithinDepth(message, defaultParseLimits.maxDepth)
   )

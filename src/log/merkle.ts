@@ -49,14 +49,16 @@ export interface MemoryNodeStore extends NodeReader {
   append(leafHash: Uint8Array): number;
 }
 
-/** One-shot SHA-256 of the parts, concatenated (no Hash object per call: verifiers hash a leaf per manifest). */
+/**
+ * One-shot SHA-256 of the parts, concatenated (no Hash object per call: verifiers hash a leaf per manifest). The
+ * digest is asked for as a 'binary' (latin1) string, one character per byte, and copied out: a 'buffer' result
+ * costs a new ArrayBuffer per call, several times the hash of a node.
+ */
 function digest(...parts: Uint8Array[]): Uint8Array {
-  const out = hash(
-    'sha256',
-    parts.length === 1 ? (parts[0] as Uint8Array) : Buffer.concat(parts),
-    'buffer',
-  ) as unknown as Buffer;
-  return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+  const text = hash('sha256', parts.length === 1 ? (parts[0] as Uint8Array) : Buffer.concat(parts), 'binary');
+  const out = new Uint8Array(HASH_SIZE);
+  for (let i = 0; i < HASH_SIZE; i++) out[i] = text.charCodeAt(i);
+  return out;
 }
 
 /** Leaves up to this size are prefixed in a reused buffer instead of a new one (hashing is synchronous). */
@@ -267,4 +269,54 @@ export function generateConsistencyProof(reader: NodeReader, fromSize: number, t
   // SUBPROOF(m, D[m], true) = {} ; SUBPROOF(m, D[m], false) = {MTH(D[m])}
   const head = wholeOldTree ? [] : [subtreeHash(reader, start, start + m)];
   return head.concat(topDown.reverse());
+}
+
+/** The value of each RFC 4648 §4 base64 symbol by its character code, -1 for any other code below 128. */
+const BASE64_VALUES = (() => {
+  const values = new Int8Array(128).fill(-1);
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+  for (let i = 0; i < alphabet.length; i++) values[alphabet.charCodeAt(i)] = i;
+  return values;
+})();
+
+/** Base64 of a 32-byte hash: 43 symbols and one `=`. */
+const HASH_BASE64_LENGTH = 44;
+
+/**
+ * A 32-byte hash written in strict RFC 4648 §4 base64 (exactly what decodeBase64Strict reads as 32 bytes), decoded
+ * quickly: 43 base64 symbols then `=`, the last symbol's two unused low bits zero (§3.5). Undefined for any other
+ * text, which is then decodeBase64Strict's to decide (it may be base64 of another length).
+ */
+export function decodeHashBase64(text: string): Uint8Array | undefined {
+  if (text.length !== HASH_BASE64_LENGTH || text.charCodeAt(43) !== 0x3d /* = */) return undefined;
+  const values = BASE64_VALUES;
+  const out = new Uint8Array(HASH_SIZE);
+  let o = 0;
+  for (let i = 0; i < 40; i += 4) {
+    // Codes of 128 and more are outside the table: refused before the look-up.
+    const ca = text.charCodeAt(i);
+    const cb = text.charCodeAt(i + 1);
+    const cc = text.charCodeAt(i + 2);
+    const cd = text.charCodeAt(i + 3);
+    if ((ca | cb | cc | cd) >= 128) return undefined;
+    const a = values[ca] as number;
+    const b = values[cb] as number;
+    const c = values[cc] as number;
+    const d = values[cd] as number;
+    if ((a | b | c | d) < 0) return undefined;
+    out[o++] = (a << 2) | (b >> 4);
+    out[o++] = ((b & 0x0f) << 4) | (c >> 2);
+    out[o++] = ((c & 0x03) << 6) | d;
+  }
+  const ca = text.charCodeAt(40);
+  const cb = text.charCodeAt(41);
+  const cc = text.charCodeAt(42);
+  if ((ca | cb | cc) >= 128) return undefined;
+  const a = values[ca] as number;
+  const b = values[cb] as number;
+  const c = values[cc] as number;
+  if ((a | b | c) < 0 || (c & 0x03) !== 0) return undefined;
+  out[30] = (a << 2) | (b >> 4);
+  out[31] = ((b & 0x0f) << 4) | (c >> 2);
+  return out;
 }

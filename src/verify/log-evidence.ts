@@ -2,6 +2,7 @@
 
 import { decodeBase64Strict, encodeBase64 } from '../core/bytes.ts';
 import { ToolsealError } from '../core/errors.ts';
+import { decodeHashBase64 } from '../log/merkle.ts';
 import { ProvenNodes } from './proven-nodes.ts';
 import {
   hashLeaf,
@@ -60,6 +61,15 @@ const checkSignedCheckpoint: CheckpointCheck = (note, verifier) => ({
   checkpoint: verifyCheckpoint(note, verifier, { origin: verifier.name }),
 });
 
+/**
+ * How verifyLogEvidence reads the evidence and checks the checkpoint (called as methods): readEvidence and
+ * verifyCheckpoint by default; a Verifier (./verifier.ts) remembers what it read and proved.
+ */
+export interface LogEvidenceHooks {
+  checkCheckpoint?(note: string, verifier: NoteVerifier): ProvenCheckpoint;
+  readEvidence?(inclusion: InclusionEvidence): ReadEvidence;
+}
+
 /** The evidence once read: a leaf index, the sibling hashes and the signed note. */
 export interface ReadEvidence {
   index: number;
@@ -80,8 +90,7 @@ export function verifyLogEvidence(
   inclusion: InclusionEvidence | undefined,
   logKey: string | NoteVerifier,
   expectedIndex: number | undefined,
-  checkCheckpoint: CheckpointCheck = checkSignedCheckpoint,
-  read: EvidenceReader = readEvidence,
+  hooks: LogEvidenceHooks = {},
 ): ProvenInclusion {
   const verifier = toVerifier(logKey);
   if (inclusion === undefined || inclusion === null) {
@@ -89,11 +98,15 @@ export function verifyLogEvidence(
   }
   let stage = 'the inclusion proof is malformed';
   try {
-    const { index, size, hashes, note, unchanging } = read(inclusion);
+    const { index, size, hashes, note, unchanging } =
+      hooks.readEvidence !== undefined ? hooks.readEvidence(inclusion) : readEvidence(inclusion);
     if (expectedIndex !== undefined && index !== expectedIndex)
       throw new Error(`it is for leaf ${index}, not the claimed log index ${expectedIndex}`);
     stage = 'the checkpoint is not signed by the log key';
-    const { checkpoint, proveInclusion, rootHashBase64 } = checkCheckpoint(note, verifier);
+    const { checkpoint, proveInclusion, rootHashBase64 } =
+      hooks.checkCheckpoint !== undefined
+        ? hooks.checkCheckpoint(note, verifier)
+        : checkSignedCheckpoint(note, verifier);
     stage = 'the inclusion proof does not verify';
     if (size !== undefined && size !== checkpoint.size)
       throw new Error(`it is for tree size ${size}, the checkpoint for ${checkpoint.size}`);
@@ -128,45 +141,53 @@ export function toVerifier(logKey: string | NoteVerifier): NoteVerifier {
   return verifier;
 }
 
-/** Reads the evidence (readEvidence, or a reader that remembers decoded hashes: createEvidenceReader). */
+/** Reads the evidence (readEvidence, or one that remembers the previous proof: createEvidenceReader). */
 export type EvidenceReader = (inclusion: InclusionEvidence) => ReadEvidence;
 
-/** Base64 hash texts a reader remembers before it starts over. */
-const MAX_REMEMBERED_HASHES = 100_000;
-
 /**
- * readEvidence, remembering the bytes of each base64 hash text it decoded: inclusion proofs under one tree head share
- * most of their siblings, so a Verifier keeps one reader. The remembered bytes are only ever read (so evidence of
- * base64 texts only is `unchanging`: ProvenNodes keeps them as they are, and a later proof holding the same ones
- * matches them by identity); a text that does not decode is not remembered and fails as in readEvidence.
+ * readEvidence, remembering the previous proof it read: inclusion proofs of neighbouring leaves under one tree head
+ * share their siblings near the root, at the same positions, so a Verifier keeps one. A base64 text equal to the one
+ * at the same position of the previous proof is answered with the bytes decoded for it; any other text is decoded
+ * (and fails) as in readEvidence. The decoded bytes are only ever read (so evidence of base64 texts only is
+ * `unchanging`: ProvenNodes keeps them as they are, and a later proof holding the same ones matches them by identity).
  */
-export function createEvidenceReader(): EvidenceReader {
-  const remembered = new Map<string, Uint8Array>();
-  const decode = (value: string | Uint8Array, position: number): Uint8Array => {
-    if (typeof value !== 'string') return decodeHash(value, position);
-    let bytes = remembered.get(value);
-    if (bytes === undefined) {
-      bytes = decodeHash(value, position);
-      if (remembered.size >= MAX_REMEMBERED_HASHES) remembered.clear();
-      remembered.set(value, bytes);
+export class EvidenceMemory {
+  private previousTexts: readonly (string | Uint8Array)[] = [];
+  private previousHashes: readonly Uint8Array[] = [];
+
+  read(inclusion: InclusionEvidence): ReadEvidence {
+    const read = readEvidenceWith(inclusion, this.previousTexts, this.previousHashes);
+    if (typeof inclusion !== 'string') {
+      const texts = inclusion.hashes;
+      let unchanging = true;
+      for (let i = 0; i < texts.length; i++) if (typeof texts[i] !== 'string') unchanging = false;
+      read.unchanging = unchanging;
+      // Texts only (a string equals only a string): the bytes of an array given are never taken for another's.
+      if (unchanging) {
+        this.previousTexts = texts.slice();
+        this.previousHashes = read.hashes.slice();
+      }
     }
-    return bytes;
-  };
-  return (inclusion) => {
-    const read = readEvidenceWith(inclusion, decode);
-    if (typeof inclusion !== 'string') read.unchanging = inclusion.hashes.every((hash) => typeof hash === 'string');
     return read;
-  };
+  }
+}
+
+/** An EvidenceMemory as a function. */
+export function createEvidenceReader(): EvidenceReader {
+  const memory = new EvidenceMemory();
+  return (inclusion) => memory.read(inclusion);
 }
 
 /** Read either form of the evidence; a plain Error (turned into NOT_IN_LOG by the caller) when malformed. */
 export function readEvidence(inclusion: InclusionEvidence): ReadEvidence {
-  return readEvidenceWith(inclusion, decodeHash);
+  return readEvidenceWith(inclusion, [], []);
 }
 
+/** readEvidence, answering a text equal to `knownTexts` at its position with `knownHashes` at that position. */
 function readEvidenceWith(
   inclusion: InclusionEvidence,
-  decode: (value: string | Uint8Array, position: number) => Uint8Array,
+  knownTexts: readonly (string | Uint8Array)[],
+  knownHashes: readonly Uint8Array[],
 ): ReadEvidence {
   if (typeof inclusion === 'string') {
     const parsed = parseTlogProof(inclusion);
@@ -175,13 +196,17 @@ function readEvidenceWith(
   if (typeof inclusion !== 'object' || !Array.isArray(inclusion.hashes) || typeof inclusion.checkpoint !== 'string') {
     throw new Error('expected {index, hashes, checkpoint}');
   }
-  return {
-    index: inclusion.index,
-    size: inclusion.size,
-    hashes: inclusion.hashes.map(decode),
-    note: inclusion.checkpoint,
-    unchanging: false,
-  };
+  const texts = inclusion.hashes;
+  const hashes = new Array<Uint8Array>(texts.length);
+  for (let position = 0; position < texts.length; position++) {
+    const value = texts[position] as string | Uint8Array;
+    if (value === undefined && !(position in texts)) continue; // a hole stays one, as Array.prototype.map leaves it
+    hashes[position] =
+      typeof value === 'string' && knownTexts[position] === value
+        ? (knownHashes[position] as Uint8Array)
+        : decodeHash(value, position);
+  }
+  return { index: inclusion.index, size: inclusion.size, hashes, note: inclusion.checkpoint, unchanging: false };
 }
 
 /** A sibling hash: 32 bytes as given, or strict RFC 4648 §4 base64. */
@@ -192,17 +217,7 @@ function decodeHash(value: string | Uint8Array, position: number): Uint8Array {
   return bytes;
 }
 
-/** Base64 of exactly 32 bytes, canonical: the last symbol's two unused low bits are zero (RFC 4648 §3.5). */
-const HASH_BASE64 = /^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$/;
-
-/**
- * decodeBase64Strict, quicker for a hash: text HASH_BASE64 matches is strict base64 (a whole number of quanta, the
- * padding, canonical), so it decodes without the round trip; anything else is decodeBase64Strict's to decide.
- */
+/** decodeBase64Strict, quicker for a hash (decodeHashBase64 first); anything else is decodeBase64Strict's to decide. */
 function decodeHashText(text: string): Uint8Array | undefined {
-  if (HASH_BASE64.test(text)) {
-    const decoded = Buffer.from(text, 'base64');
-    return new Uint8Array(decoded.buffer, decoded.byteOffset, decoded.byteLength);
-  }
-  return decodeBase64Strict(text);
+  return decodeHashBase64(text) ?? decodeBase64Strict(text);
 }

@@ -73,7 +73,8 @@ export function scanDeclaredSubject(bytes: Uint8Array): DeclaredSubject | undefi
       i = end + 1;
     } else if (code === OPEN_OBJECT || code === OPEN_ARRAY) {
       if (depth >= maxDepth) return undefined;
-      i = skipWhitespace(bytes, i + 1);
+      i++;
+      if ((bytes[i] as number) <= 0x20) i = skipWhitespace(bytes, i);
       const close = code === OPEN_OBJECT ? CLOSE_OBJECT : CLOSE_ARRAY;
       if (bytes[i] === close) {
         i++;
@@ -114,7 +115,8 @@ export function scanDeclaredSubject(bytes: Uint8Array): DeclaredSubject | undefi
       }
       const inObject = (keyStarts[depth - 1] as number) !== -2;
       if (next === COMMA) {
-        i = skipWhitespace(bytes, i + 1);
+        i++;
+        if ((bytes[i] as number) <= 0x20) i = skipWhitespace(bytes, i);
         if (inObject) {
           i = readKey(bytes, i, depth - 1, keyStarts, keyEnds);
           if (i < 0) return undefined;
@@ -173,7 +175,9 @@ function readKey(bytes: Uint8Array, from: number, slot: number, starts: number[]
   if (previousStart >= 0 && !sortsAfter(bytes, start, i, previousStart, ends[slot] as number)) return -1;
   starts[slot] = start;
   ends[slot] = i;
-  i = skipWhitespace(bytes, i + 1);
+  i++;
+  if (bytes[i] === COLON) return i + 1;
+  i = skipWhitespace(bytes, i);
   return bytes[i] === COLON ? i + 1 : -1;
 }
 

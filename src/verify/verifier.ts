@@ -20,7 +20,15 @@ import {
   fetchRegistryLogKey,
   fetchVerifiedWith,
 } from './fetch-verified.ts';
-import { createEvidenceReader, readEvidence, toVerifier, type VerifiedCheckpoint } from './log-evidence.ts';
+import {
+  EvidenceMemory,
+  type InclusionEvidence,
+  type ProvenCheckpoint,
+  type ReadEvidence,
+  readEvidence,
+  toVerifier,
+  type VerifiedCheckpoint,
+} from './log-evidence.ts';
 import {
   type VerificationKeys,
   type VerifiedManifest,
@@ -62,47 +70,62 @@ const MAX_FETCH_ROUNDS = 3;
 
 /** A verifier that keeps what it proved; see Verifier. */
 export function createVerifier(options: VerifierOptions = {}): Verifier {
-  const usableByObject = new WeakMap<object, Jwks>();
-  // By note verifier: toVerifier returns one object per verifier string, so equal strings share a cache.
-  const checkpoints = new WeakMap<NoteVerifier, CheckpointCache>();
-  const tofuJwks = new Map<string, Promise<Jwks>>();
-  const tofuLogKeys = new Map<string, Promise<string>>();
-  const evidenceReader = createEvidenceReader();
+  const shared = new SharedVerification(options);
+  // Bound methods: nothing else is made per verifier (the fetch engine's caches only once fetchVerified runs).
+  return {
+    verifyFetched: shared.verifySync.bind(shared),
+    fetchVerified: shared.fetchVerified.bind(shared),
+    neededConsistency: shared.neededConsistency.bind(shared),
+    latestCheckpoint: shared.latestCheckpoint.bind(shared),
+  };
+}
 
-  const usableJwks = (source: Jwks | readonly JwksKey[]): Jwks => {
-    let usable = usableByObject.get(source);
+/**
+ * What one Verifier keeps: usable keys per JWKS object, a checkpoint cache per note verifier (toVerifier returns
+ * one object per verifier string, so equal strings share a cache), the evidence reader's memory, and for
+ * fetchVerified the keys fetched per registry. It is the VerificationKeys of its calls (methods, not closures) and
+ * the FetchEngine of its fetchVerified.
+ */
+class SharedVerification implements VerificationKeys, FetchEngine {
+  // The consistency proof of the call being verified is handed to the checkpoint check through `consistency`, and
+  // its JWKS through `jwksOfCall`, set for the duration of that (synchronous) call.
+  private jwksOfCall: Jwks | readonly JwksKey[] = [];
+  private consistency: ConsistencyEvidence | undefined;
+  // The last JWKS object and log verifier asked about, answered without a look-up; the maps hold all of them.
+  private lastJwks: Jwks | readonly JwksKey[] | undefined;
+  private lastUsable: Jwks | undefined;
+  private readonly usableByObject = new WeakMap<object, Jwks>();
+  private lastVerifier: NoteVerifier | undefined;
+  private lastCache: CheckpointCache | undefined;
+  private readonly checkpoints = new WeakMap<NoteVerifier, CheckpointCache>();
+  private tofu: { jwks: Map<string, Promise<Jwks>>; logKeys: Map<string, Promise<string>> } | undefined;
+  private readonly evidence = new EvidenceMemory();
+
+  constructor(private readonly options: VerifierOptions) {}
+
+  usableJwks(): Jwks {
+    const source = this.jwksOfCall;
+    if (source === this.lastJwks) return this.lastUsable as Jwks;
+    let usable = this.usableByObject.get(source);
     if (usable === undefined) {
       usable = selectUsableKeys(source).jwks;
-      usableByObject.set(source, usable);
+      this.usableByObject.set(source, usable);
     }
+    this.lastJwks = source;
+    this.lastUsable = usable;
     return usable;
-  };
-  const logVerifier = (logKey: string | NoteVerifier | undefined): NoteVerifier => {
-    const key = logKey ?? options.logKey;
-    if (key === undefined)
-      throw new ToolsealError('BAD_REQUEST', 'no log key: pass logKey to createVerifier or the call');
-    return toVerifier(key);
-  };
-  const cacheFor = (verifier: NoteVerifier): CheckpointCache => {
-    let cache = checkpoints.get(verifier);
-    if (cache === undefined) {
-      cache = new CheckpointCache(verifier);
-      checkpoints.set(verifier, cache);
-    }
-    return cache;
-  };
+  }
 
-  // One set of keys per verifier (no closures made per call): the consistency proof of the call being verified is
-  // handed to the checkpoint check through `consistency`, set for the duration of that (synchronous) call.
-  let jwksOfCall: Jwks | readonly JwksKey[] = [];
-  let consistency: ConsistencyEvidence | undefined;
-  const keys: VerificationKeys = {
-    usableJwks: () => usableJwks(jwksOfCall),
-    checkCheckpoint: (note, verifier) => cacheFor(verifier).admit(note, consistency),
-    readEvidence: evidenceReader,
-  };
+  checkCheckpoint(note: string, verifier: NoteVerifier): ProvenCheckpoint {
+    return this.cacheFor(verifier).admit(note, this.consistency);
+  }
 
-  const verifySync = (input: VerifierInput): VerifiedManifest => {
+  readEvidence(inclusion: InclusionEvidence): ReadEvidence {
+    return this.evidence.read(inclusion);
+  }
+
+  verifySync(input: VerifierInput): VerifiedManifest {
+    const { options } = this;
     const jwks = input.jwks ?? options.jwks;
     if (jwks === undefined) throw new ToolsealError('BAD_REQUEST', 'no JWKS: pass jwks to createVerifier or the call');
     const logKey = input.logKey ?? options.logKey;
@@ -110,46 +133,83 @@ export function createVerifier(options: VerifierOptions = {}): Verifier {
       throw new ToolsealError('BAD_REQUEST', 'no log key: pass logKey to createVerifier or the call');
     // The log key is parsed where verifyFetched parses it (the log-evidence stage), so the codes keep their order.
     const complete = input.jwks === jwks && input.logKey === logKey ? (input as VerifyFetchedInput) : undefined;
-    jwksOfCall = jwks;
-    consistency = input.consistency;
+    this.jwksOfCall = jwks;
+    this.consistency = input.consistency;
     try {
-      return verifyWithKeys(complete ?? { ...input, jwks, logKey }, keys);
+      return verifyWithKeys(complete ?? { ...input, jwks, logKey }, this);
     } finally {
-      jwksOfCall = [];
-      consistency = undefined;
+      this.jwksOfCall = [];
+      this.consistency = undefined;
     }
-  };
+  }
 
-  const neededConsistency = (input: Pick<VerifierInput, 'inclusion' | 'logKey'>): ConsistencyRange | undefined => {
+  neededConsistency(input: Pick<VerifierInput, 'inclusion' | 'logKey'>): ConsistencyRange | undefined {
     const note = readNote(input.inclusion);
-    return note === undefined ? undefined : cacheFor(logVerifier(input.logKey)).neededRange(note);
-  };
+    return note === undefined ? undefined : this.cacheFor(this.logVerifier(input.logKey)).neededRange(note);
+  }
 
-  const engine: FetchEngine = {
-    jwks: (http, call) =>
-      call.jwks || call.pinnedKeys || options.jwks || rememberFetch(tofuJwks, http.base, () => fetchRegistryJwks(http)),
-    logKey: (http, call) =>
-      call.logKey ?? options.logKey ?? rememberFetch(tofuLogKeys, http.base, () => fetchRegistryLogKey(http)),
-    verify: async (http, input) => {
-      const { logKey } = input;
-      for (let round = 1; ; round++) {
-        const range = neededConsistency({ inclusion: input.inclusion, logKey });
-        const consistency = range === undefined ? undefined : await fetchConsistency(http, range);
-        // Another call may have proven a newer checkpoint meanwhile: then the range to prove is another one.
-        const now = neededConsistency({ inclusion: input.inclusion, logKey });
-        if (sameRange(range, now) || round >= MAX_FETCH_ROUNDS) {
-          return verifySync({ ...input, ...optional(consistency) });
-        }
+  latestCheckpoint(logKey?: string | NoteVerifier): VerifiedCheckpoint | undefined {
+    return this.cacheFor(this.logVerifier(logKey)).latest;
+  }
+
+  fetchVerified(registryUrl: string, ref: string, call: FetchVerifiedOptions = {}): Promise<FetchedManifest> {
+    return fetchVerifiedWith(registryUrl, ref, call, this);
+  }
+
+  // FetchEngine: keys it fetches (TOFU) are fetched once per registry and kept.
+  jwks(http: RegistryClient, call: FetchVerifiedOptions): Jwks | readonly JwksKey[] | Promise<Jwks> {
+    return (
+      call.jwks ||
+      call.pinnedKeys ||
+      this.options.jwks ||
+      rememberFetch(this.tofuMaps().jwks, http.base, () => fetchRegistryJwks(http))
+    );
+  }
+
+  logKey(http: RegistryClient, call: FetchVerifiedOptions): string | NoteVerifier | Promise<string> {
+    return (
+      call.logKey ??
+      this.options.logKey ??
+      rememberFetch(this.tofuMaps().logKeys, http.base, () => fetchRegistryLogKey(http))
+    );
+  }
+
+  async verify(http: RegistryClient, input: VerifyFetchedInput): Promise<VerifiedManifest> {
+    const { logKey } = input;
+    for (let round = 1; ; round++) {
+      const range = this.neededConsistency({ inclusion: input.inclusion, logKey });
+      const consistency = range === undefined ? undefined : await fetchConsistency(http, range);
+      // Another call may have proven a newer checkpoint meanwhile: then the range to prove is another one.
+      const now = this.neededConsistency({ inclusion: input.inclusion, logKey });
+      if (sameRange(range, now) || round >= MAX_FETCH_ROUNDS) {
+        return this.verifySync({ ...input, ...optional(consistency) });
       }
-    },
-  };
+    }
+  }
 
-  return {
-    verifyFetched: verifySync,
-    fetchVerified: (registryUrl, ref, call = {}) => fetchVerifiedWith(registryUrl, ref, call, engine),
-    neededConsistency,
-    latestCheckpoint: (logKey) => cacheFor(logVerifier(logKey)).latest,
-  };
+  private tofuMaps(): { jwks: Map<string, Promise<Jwks>>; logKeys: Map<string, Promise<string>> } {
+    this.tofu ??= { jwks: new Map(), logKeys: new Map() };
+    return this.tofu;
+  }
+
+  private logVerifier(logKey: string | NoteVerifier | undefined): NoteVerifier {
+    const key = logKey ?? this.options.logKey;
+    if (key === undefined)
+      throw new ToolsealError('BAD_REQUEST', 'no log key: pass logKey to createVerifier or the call');
+    return toVerifier(key);
+  }
+
+  private cacheFor(verifier: NoteVerifier): CheckpointCache {
+    if (verifier === this.lastVerifier) return this.lastCache as CheckpointCache;
+    let cache = this.checkpoints.get(verifier);
+    if (cache === undefined) {
+      cache = new CheckpointCache(verifier);
+      this.checkpoints.set(verifier, cache);
+    }
+    this.lastVerifier = verifier;
+    this.lastCache = cache;
+    return cache;
+  }
 }
 
 function optional(consistency: ConsistencyEvidence | undefined): { consistency?: ConsistencyEvidence } {

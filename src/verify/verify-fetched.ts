@@ -8,9 +8,8 @@ import type { NoteVerifier } from '../log/index.ts';
 import type { Manifest } from '../pipeline/envelope.ts';
 import { type AttestedSubject, verifyAttestationWithUsableKeys } from './attestation.ts';
 import {
-  type CheckpointCheck,
-  type EvidenceReader,
   type InclusionEvidence,
+  type LogEvidenceHooks,
   type VerifiedCheckpoint,
   verifyLogEvidence,
 } from './log-evidence.ts';
@@ -66,17 +65,26 @@ export interface VerifiedManifest {
  * Throws ToolsealError with the codes, in the order, listed in ./index.ts; returns what was proven.
  */
 export function verifyFetched(input: VerifyFetchedInput): VerifiedManifest {
-  return verifyWithKeys(input, { usableJwks: () => selectUsableKeys(input.jwks).jwks });
+  return verifyWithKeys(input, new KeysOfInput(input.jwks));
 }
 
-/** How a verification reads its keys and checkpoints: selected now (verifyFetched) or once (a Verifier). */
-export interface VerificationKeys {
+/**
+ * How a verification reads its keys and checkpoints (called as methods): selected now (verifyFetched) or once (a
+ * Verifier). checkCheckpoint verifies the checkpoint note (default: verifyCheckpoint, every time); readEvidence
+ * reads the inclusion evidence (default: readEvidence; a Verifier remembers the previous proof's hashes).
+ */
+export interface VerificationKeys extends LogEvidenceHooks {
   /** The usable keys of the input's JWKS (selectUsableKeys), asked for only once the pin holds. */
-  usableJwks: () => Jwks;
-  /** Verifies the checkpoint note (default: verifyCheckpoint, every time). */
-  checkCheckpoint?: CheckpointCheck;
-  /** Reads the inclusion evidence (default: readEvidence; a Verifier remembers decoded hashes). */
-  readEvidence?: EvidenceReader;
+  usableJwks(): Jwks;
+}
+
+/** verifyFetched's keys: the input's JWKS, selected when asked for. */
+class KeysOfInput implements VerificationKeys {
+  constructor(private readonly jwks: Jwks | readonly JwksKey[]) {}
+
+  usableJwks(): Jwks {
+    return selectUsableKeys(this.jwks).jwks;
+  }
 }
 
 /** verifyFetched with the keys and checkpoint check `keys` gives: the same stages, codes and order. */
@@ -92,14 +100,7 @@ export function verifyWithKeys(input: VerifyFetchedInput, keys: VerificationKeys
   if (expected.version !== undefined) subject.version = expected.version;
   const verified = verifyAttestationWithUsableKeys(attestation, keys.usableJwks(), subject);
   const declared = checkDeclaredSubject(bytes, verified.subjectName);
-  const proven = verifyLogEvidence(
-    attestation,
-    input.inclusion,
-    input.logKey,
-    expected.logIndex,
-    keys.checkCheckpoint,
-    keys.readEvidence,
-  );
+  const proven = verifyLogEvidence(attestation, input.inclusion, input.logKey, expected.logIndex, keys);
   return {
     bytes,
     get manifest(): Manifest {

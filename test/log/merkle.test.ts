@@ -18,6 +18,8 @@ import {
   verifyInclusionProof,
   type NodeReader,
 } from '../../src/log/index.ts';
+import { decodeBase64Strict } from '../../src/core/bytes.ts';
+import { decodeHashBase64 } from '../../src/log/merkle.ts';
 import { buildStore, codeOf, flipBit, hex, naiveRootHash, sha256 } from './helpers.ts';
 
 /** Random leaves, each prefixed with its index so no two are equal (repeated leaves make some "wrong" claims true). */
@@ -326,5 +328,45 @@ describe('consistency proofs (RFC 9162 §2.1.4)', () => {
     expect(isConsistencyProofValid(5, 5, root, root, [])).toBe(true);
     expect(isConsistencyProofValid(5, 5, root, computeRootHash(store, 4), [])).toBe(false);
     expect(isConsistencyProofValid(0, 5, hashEmpty(), root, [])).toBe(false);
+  });
+});
+
+describe('decodeHashBase64: the quick read of a base64 hash', () => {
+  const mangled = fc
+    .tuple(
+      fc.uint8Array({ minLength: 32, maxLength: 32 }),
+      fc.nat(43),
+      fc.constantFrom('B', 'f', '-', '_', '=', ' ', 'A', '/', '+', 'é', '\u4e00', '\0', '\u0141'),
+    )
+    .map(([bytes, at, char]) => {
+      const text = Buffer.from(bytes).toString('base64');
+      return text.slice(0, at) + char + text.slice(at + 1);
+    });
+  const text = fc.oneof(
+    fc.uint8Array({ minLength: 32, maxLength: 32 }).map((bytes) => Buffer.from(bytes).toString('base64')),
+    mangled,
+    fc.uint8Array({ minLength: 30, maxLength: 34 }).map((bytes) => Buffer.from(bytes).toString('base64')),
+    fc.uint8Array({ minLength: 32, maxLength: 32 }).map((bytes) => Buffer.from(bytes).toString('base64url')),
+    fc.string({ minLength: 44, maxLength: 44 }),
+  );
+
+  it('property: reads exactly what decodeBase64Strict reads as 32 bytes, and nothing else', () => {
+    fc.assert(
+      fc.property(text, (candidate) => {
+        const strict = decodeBase64Strict(candidate);
+        const quick = decodeHashBase64(candidate);
+        if (strict !== undefined && strict.byteLength === 32) expect(quick).toEqual(new Uint8Array(strict));
+        else expect(quick).toBeUndefined();
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('refuses a last symbol with unused bits set and a missing or doubled pad', () => {
+    const canonical = Buffer.alloc(32, 0xab).toString('base64');
+    expect(decodeHashBase64(canonical)).toEqual(new Uint8Array(32).fill(0xab));
+    expect(decodeHashBase64(`${canonical.slice(0, 42)}t=`)).toBeUndefined(); // 't' has its low bits set
+    expect(decodeHashBase64(canonical.slice(0, 43))).toBeUndefined();
+    expect(decodeHashBase64(`${canonical.slice(0, 42)}==`)).toBeUndefined();
   });
 });

@@ -191,8 +191,16 @@ describe('malformed notes and keys', () => {
     ['a key name with a plus', note.replace('example.com/log', 'example.com+log')],
     ['an empty signature block', 'hello\n\n'],
     ['a lone surrogate', note.replace('hello', 'hel\uD800lo')],
+    ['a lone low surrogate', note.replace('hello', 'hel\uDC00lo')],
+    ['a reversed pair', note.replace('hello', 'hel\uDE00\uD83Dlo')],
+    ['a lone surrogate in the signature block', `${note}\u2014 x\uD800 AAAAAAAA\n`],
   ])('refuses %s', (_, bad) => {
     expect(codeOf(() => verifyNote(bad, verifier))).toBe('PROOF_INVALID');
+  });
+
+  it('accepts a surrogate pair (text beyond U+FFFF) in the note text', () => {
+    const astral = signNote('hello \ud83d\ude00\n', signer);
+    expect(verifyNote(astral, verifier).body).toBe('hello \ud83d\ude00\n');
   });
 
   it('refuses bytes that are not UTF-8', () => {

@@ -107,7 +107,7 @@ describe('the evidence reader decodes proof hashes as decodeBase64Strict does', 
         .tuple(
           fc.uint8Array({ minLength: 32, maxLength: 32 }),
           fc.nat(43),
-          fc.constantFrom('B', 'f', '-', '_', '=', ' ', 'A'),
+          fc.constantFrom('B', 'f', '-', '_', '=', ' ', 'A', 'é', '\u4e00', '\0'),
         )
         .map(([bytes, at, char]) => {
           const t = Buffer.from(bytes).toString('base64');
@@ -135,7 +135,37 @@ describe('the evidence reader decodes proof hashes as decodeBase64Strict does', 
     expect(reader({ index: 0, hashes: [hash, hash], checkpoint: 'x' }).unchanging).toBe(true);
     expect(reader({ index: 0, hashes: [hash, new Uint8Array(32)], checkpoint: 'x' }).unchanging).toBe(false);
     expect(readEvidence({ index: 0, hashes: [hash], checkpoint: 'x' }).unchanging).toBe(false);
-    const read = reader({ index: 0, hashes: [hash, hash], checkpoint: 'x' });
-    expect(read.hashes[0]).toBe(read.hashes[1]);
+  });
+
+  it('answers a text equal to the one at its position in the previous proof with those bytes, decodes others', () => {
+    const text = (fill: number) => Buffer.alloc(32, fill).toString('base64');
+    const reader = createEvidenceReader();
+    const first = reader({ index: 0, hashes: [text(1), text(2), text(3)], checkpoint: 'x' }).hashes;
+    const second = reader({ index: 1, hashes: [text(4), text(2), `${text(3)}`], checkpoint: 'x' }).hashes;
+    expect(second[1]).toBe(first[1]);
+    expect(second[2]).toBe(first[2]);
+    expect(Buffer.from(second[0]!).equals(Buffer.alloc(32, 4))).toBe(true);
+    // Another position, or a proof of arrays in between: decoded again, to the same bytes.
+    const moved = reader({ index: 2, hashes: [text(2)], checkpoint: 'x' }).hashes;
+    expect(moved[0]).not.toBe(second[1]);
+    expect(moved[0]).toEqual(second[1]);
+    reader({ index: 3, hashes: [new Uint8Array(32)], checkpoint: 'x' });
+    const after = reader({ index: 4, hashes: [text(2)], checkpoint: 'x' }).hashes;
+    expect(after[0]).toBe(moved[0]);
+  });
+
+  it('property: a reader fed proofs (texts repeated, moved, changed; arrays) reads each as readEvidence does', () => {
+    const texts = fc.constantFrom(...[0, 1, 2, 3].map((fill) => Buffer.alloc(32, fill).toString('base64')), 'x', '');
+    const hash = fc.oneof(texts, fc.constant(new Uint8Array(32).fill(7)));
+    fc.assert(
+      fc.property(fc.array(fc.array(hash, { maxLength: 5 }), { minLength: 1, maxLength: 6 }), (proofs) => {
+        const reader = createEvidenceReader();
+        for (const hashes of proofs) {
+          const inclusion = { index: 0, hashes, checkpoint: 'x' };
+          expect(outcome(() => reader(inclusion).hashes)).toEqual(outcome(() => readEvidence(inclusion).hashes));
+        }
+      }),
+      { numRuns: 500 },
+    );
   });
 });
