@@ -162,12 +162,13 @@ export class GuardedClient extends EventEmitter<{ finding: [GuardFinding] }> {
 
   /** One page of tools/list: only signed tools, each a fresh object parsed from the signed bytes. */
   async listTools(params?: ListToolsRequest['params'], options?: RequestOptions): Promise<ListToolsResult> {
-    const result = await this.client.listTools(params, options);
-    const tools = result.tools.flatMap((tool) => {
+    const { tools: presented, ...rest } = await this.client.listTools(params, options);
+    const tools = presented.flatMap((tool) => {
       const signed = this.guard.signedTool(tool.name);
       return signed === undefined ? [] : [signed as Tool];
     });
-    return { ...(JSON.parse(JSON.stringify(result)) as ListToolsResult), tools };
+    // The rest of the answer (nextCursor, _meta) copied; the tools are fresh from the signed bytes, never copied.
+    return { ...(JSON.parse(JSON.stringify(rest)) as Omit<ListToolsResult, 'tools'>), tools };
   }
 
   /** Every page of tools/list, as listTools. */
