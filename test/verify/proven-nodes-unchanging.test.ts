@@ -5,22 +5,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodeBase64Strict, encodeBase64 } from '../../src/core/bytes.ts';
 import type { ToolsealError } from '../../src/core/errors.ts';
-import {
-  computeRootHash,
-  createMemoryNodeStore,
-  generateInclusionProof,
-  hashLeaf,
-  isInclusionProofValid,
-  type MemoryNodeStore,
-} from '../../src/log/index.ts';
+import { computeRootHash, generateInclusionProof, hashLeaf, isInclusionProofValid } from '../../src/log/index.ts';
 import { createEvidenceReader, readEvidence } from '../../src/verify/log-evidence.ts';
 import { ProvenNodes } from '../../src/verify/proven-nodes.ts';
-
-function storeOf(size: number): MemoryNodeStore {
-  const store = createMemoryNodeStore();
-  for (let i = 0; i < size; i++) store.append(hashLeaf(Buffer.from(`leaf ${i}`)));
-  return store;
-}
+import { buildLeafStore } from './leaf-store.ts';
 
 function accepts(nodes: ProvenNodes, leaf: Uint8Array, index: number, proof: Uint8Array[], unchanging: boolean) {
   try {
@@ -35,7 +23,7 @@ function accepts(nodes: ProvenNodes, leaf: Uint8Array, index: number, proof: Uin
 describe('ProvenNodes with unchanging proofs', () => {
   it('agrees with verifyInclusionProof when proofs share hash arrays by identity, tampered or not', () => {
     for (const size of [1, 2, 3, 7, 8, 9, 31, 33]) {
-      const store = storeOf(size);
+      const store = buildLeafStore(size);
       const root = computeRootHash(store, size);
       const nodes = new ProvenNodes(size, root);
       // One array per distinct hash value, as the evidence reader hands them out.
@@ -73,7 +61,7 @@ describe('ProvenNodes with unchanging proofs', () => {
 
   it('compares by content when the arrays differ: a copied proof under nodes kept uncopied', () => {
     const size = 16;
-    const store = storeOf(size);
+    const store = buildLeafStore(size);
     const nodes = new ProvenNodes(size, computeRootHash(store, size));
     const leaf = (i: number) => hashLeaf(Buffer.from(`leaf ${i}`));
     expect(accepts(nodes, leaf(3), 3, generateInclusionProof(store, 3, size), true)).toBe(true);

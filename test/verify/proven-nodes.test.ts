@@ -6,19 +6,13 @@ import { describe, expect, it } from 'vitest';
 import { ToolsealError } from '../../src/core/errors.ts';
 import {
   computeRootHash,
-  createMemoryNodeStore,
   generateInclusionProof,
   hashLeaf,
   isInclusionProofValid,
   type MemoryNodeStore,
 } from '../../src/log/index.ts';
 import { ProvenNodes } from '../../src/verify/proven-nodes.ts';
-
-function storeOf(size: number): MemoryNodeStore {
-  const store = createMemoryNodeStore();
-  for (let i = 0; i < size; i++) store.append(hashLeaf(Buffer.from(`leaf ${i}`)));
-  return store;
-}
+import { buildLeafStore } from './leaf-store.ts';
 
 function accepts(nodes: ProvenNodes, leaf: Uint8Array, index: number, proof: Uint8Array[]): boolean {
   try {
@@ -47,7 +41,7 @@ function tamperings(proof: Uint8Array[], leaf: Uint8Array, index: number): [Uint
 describe('ProvenNodes', () => {
   it('agrees with verifyInclusionProof on every leaf of every tree up to 40 leaves, cold and warm', () => {
     for (let size = 1; size <= 40; size++) {
-      const store = storeOf(size);
+      const store = buildLeafStore(size);
       const root = computeRootHash(store, size);
       const nodes = new ProvenNodes(size, root);
       for (let round = 0; round < 2; round++) {
@@ -81,7 +75,7 @@ describe('ProvenNodes, property: siblings and joined paths kept as proven nodes 
     const treeOf = (size: number) => {
       let tree = stores.get(size);
       if (tree === undefined) {
-        const store = storeOf(size);
+        const store = buildLeafStore(size);
         tree = { store, root: computeRootHash(store, size) };
         stores.set(size, tree);
       }
@@ -125,7 +119,7 @@ describe('ProvenNodes, property: siblings and joined paths kept as proven nodes 
 
   it('needs no node hash for a leaf whose hash a verified proof held as its sibling, and one for its neighbour', () => {
     const size = 1000;
-    const store = storeOf(size);
+    const store = buildLeafStore(size);
     const nodes = new ProvenNodes(size, computeRootHash(store, size));
     const counted = nodes as unknown as { hashChildren: (l: Uint8Array, r: Uint8Array) => Uint8Array };
     const hashChildren = counted.hashChildren.bind(nodes);
