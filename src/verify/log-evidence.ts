@@ -141,9 +141,6 @@ export function toVerifier(logKey: string | NoteVerifier): NoteVerifier {
   return verifier;
 }
 
-/** Reads the evidence (readEvidence, or one that remembers the previous proof: createEvidenceReader). */
-export type EvidenceReader = (inclusion: InclusionEvidence) => ReadEvidence;
-
 /**
  * readEvidence, remembering the previous proof it read: inclusion proofs of neighbouring leaves under one tree head
  * share their siblings near the root, at the same positions, so a Verifier keeps one. A base64 text equal to the one
@@ -170,12 +167,6 @@ export class EvidenceMemory {
     }
     return read;
   }
-}
-
-/** An EvidenceMemory as a function. */
-export function createEvidenceReader(): EvidenceReader {
-  const memory = new EvidenceMemory();
-  return (inclusion) => memory.read(inclusion);
 }
 
 /** Read either form of the evidence; a plain Error (turned into NOT_IN_LOG by the caller) when malformed. */

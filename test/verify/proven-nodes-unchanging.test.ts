@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { decodeBase64Strict, encodeBase64 } from '../../src/core/bytes.ts';
 import type { ToolsealError } from '../../src/core/errors.ts';
 import { computeRootHash, generateInclusionProof, hashLeaf, isInclusionProofValid } from '../../src/log/index.ts';
-import { createEvidenceReader, readEvidence } from '../../src/verify/log-evidence.ts';
+import { EvidenceMemory, readEvidence } from '../../src/verify/log-evidence.ts';
 import { ProvenNodes } from '../../src/verify/proven-nodes.ts';
 import { buildLeafStore } from './leaf-store.ts';
 
@@ -109,7 +109,8 @@ describe('the evidence reader decodes proof hashes as decodeBase64Strict does', 
         const inclusion = { index: 0, hashes: texts, checkpoint: 'x' };
         const expected = expectedOf(texts);
         expect(outcome(() => readEvidence(inclusion).hashes)).toEqual(expected);
-        const reader = createEvidenceReader();
+        const memory = new EvidenceMemory();
+        const reader = (inclusion: Parameters<EvidenceMemory['read']>[0]) => memory.read(inclusion);
         expect(outcome(() => reader(inclusion).hashes)).toEqual(expected);
         expect(outcome(() => reader(inclusion).hashes)).toEqual(expected);
       }),
@@ -119,7 +120,8 @@ describe('the evidence reader decodes proof hashes as decodeBase64Strict does', 
 
   it('marks only evidence of base64 texts read by a reader as unchanging', () => {
     const hash = Buffer.alloc(32, 1).toString('base64');
-    const reader = createEvidenceReader();
+    const memory = new EvidenceMemory();
+    const reader = (inclusion: Parameters<EvidenceMemory['read']>[0]) => memory.read(inclusion);
     expect(reader({ index: 0, hashes: [hash, hash], checkpoint: 'x' }).unchanging).toBe(true);
     expect(reader({ index: 0, hashes: [hash, new Uint8Array(32)], checkpoint: 'x' }).unchanging).toBe(false);
     expect(readEvidence({ index: 0, hashes: [hash], checkpoint: 'x' }).unchanging).toBe(false);
@@ -127,7 +129,8 @@ describe('the evidence reader decodes proof hashes as decodeBase64Strict does', 
 
   it('answers a text equal to the one at its position in the previous proof with those bytes, decodes others', () => {
     const text = (fill: number) => Buffer.alloc(32, fill).toString('base64');
-    const reader = createEvidenceReader();
+    const memory = new EvidenceMemory();
+    const reader = (inclusion: Parameters<EvidenceMemory['read']>[0]) => memory.read(inclusion);
     const first = reader({ index: 0, hashes: [text(1), text(2), text(3)], checkpoint: 'x' }).hashes;
     const second = reader({ index: 1, hashes: [text(4), text(2), `${text(3)}`], checkpoint: 'x' }).hashes;
     expect(second[1]).toBe(first[1]);
@@ -147,7 +150,8 @@ describe('the evidence reader decodes proof hashes as decodeBase64Strict does', 
     const hash = fc.oneof(texts, fc.constant(new Uint8Array(32).fill(7)));
     fc.assert(
       fc.property(fc.array(fc.array(hash, { maxLength: 5 }), { minLength: 1, maxLength: 6 }), (proofs) => {
-        const reader = createEvidenceReader();
+        const memory = new EvidenceMemory();
+        const reader = (inclusion: Parameters<EvidenceMemory['read']>[0]) => memory.read(inclusion);
         for (const hashes of proofs) {
           const inclusion = { index: 0, hashes, checkpoint: 'x' };
           expect(outcome(() => reader(inclusion).hashes)).toEqual(outcome(() => readEvidence(inclusion).hashes));
