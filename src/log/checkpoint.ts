@@ -9,8 +9,8 @@
 // 'BAD_REQUEST'; a refused (rolled back, forked or unproven) next checkpoint is 'LOG_INCONSISTENT'.
 
 import { ToolsealError } from '../core/errors.ts';
-import { decodeBase64Strict, encodeBase64, equalBytes, hasLoneSurrogate } from '../core/bytes.ts';
-import { HASH_SIZE, decodeHashBase64, hashEmpty } from './merkle.ts';
+import { encodeBase64, equalBytes, hasLoneSurrogate } from '../core/bytes.ts';
+import { HASH_SIZE, decodeHashText, hashEmpty } from './merkle.ts';
 import { signNote, verifyNote, type NoteSigner, type NoteVerifier } from './note.ts';
 import { verifyConsistencyProof } from './merkle-verify.ts';
 
@@ -63,7 +63,7 @@ export function parseCheckpoint(body: string): Checkpoint {
   if (!DECIMAL.test(sizeText)) malformed('the tree size must be decimal with no leading zeroes');
   const size = Number(sizeText);
   if (!Number.isSafeInteger(size)) malformed('the tree size is too large');
-  const rootHash = decodeHashBase64(rootText) ?? decodeBase64Strict(rootText);
+  const rootHash = decodeHashText(rootText);
   if (rootHash === undefined || rootHash.byteLength !== HASH_SIZE)
     malformed(`the root hash must be base64 of ${HASH_SIZE} bytes`);
   const checkpoint: Checkpoint = { origin, size, rootHash: rootHash as Uint8Array };

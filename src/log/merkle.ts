@@ -20,6 +20,7 @@
 // generator throw 'BAD_REQUEST'; a node missing from a store is 'INTERNAL'.
 
 import { hash } from 'node:crypto';
+import { decodeBase64Strict } from '../core/bytes.ts';
 import { ToolsealError } from '../core/errors.ts';
 
 /** SHA-256 output length: every node hash, root hash and proof element has this many bytes. */
@@ -319,4 +320,9 @@ export function decodeHashBase64(text: string): Uint8Array | undefined {
   out[30] = (a << 2) | (b >> 4);
   out[31] = ((b & 0x0f) << 4) | (c >> 2);
   return out;
+}
+
+/** decodeBase64Strict(text), quicker for a hash (decodeHashBase64 first): undefined when it is not strict base64. */
+export function decodeHashText(text: string): Uint8Array | undefined {
+  return decodeHashBase64(text) ?? decodeBase64Strict(text);
 }

@@ -1,8 +1,8 @@
 // Log-evidence stage: the attestation is an RFC 6962 §2.1 leaf, proven (RFC 9162 §2.1.3) up to a C2SP checkpoint.
 
-import { decodeBase64Strict, encodeBase64 } from '../core/bytes.ts';
+import { encodeBase64 } from '../core/bytes.ts';
 import { ToolsealError } from '../core/errors.ts';
-import { decodeHashBase64 } from '../log/merkle.ts';
+import { decodeHashText } from '../log/merkle.ts';
 import { ProvenNodes } from './proven-nodes.ts';
 import {
   hashLeaf,
@@ -206,9 +206,4 @@ function decodeHash(value: string | Uint8Array, position: number): Uint8Array {
   const bytes = typeof value === 'string' ? decodeHashText(value) : undefined;
   if (bytes === undefined) throw new Error(`proof hash ${position} is not base64`);
   return bytes;
-}
-
-/** decodeBase64Strict, quicker for a hash (decodeHashBase64 first); anything else is decodeBase64Strict's to decide. */
-function decodeHashText(text: string): Uint8Array | undefined {
-  return decodeHashBase64(text) ?? decodeBase64Strict(text);
 }
