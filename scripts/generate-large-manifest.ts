@@ -316,9 +316,23 @@ function capabilities(resource: Resource, action: Action): ToolCapabilities {
         : { read: [], write: [] },
     secrets: { env: [`ACME_${resource.name.toUpperCase()}_TOKEN`] },
     money: movesMoney
-      ? { currencies: ['USD', 'EUR', 'GBP'], maxAmountMinorPerCall: MONEY_CEILING_MINOR }
+      ? {
+          currencies: ['USD', 'EUR', 'GBP'],
+          maxAmountMinorPerCall: MONEY_CEILING_MINOR,
+          ...moneyArguments(resource, action),
+        }
       : { currencies: [] },
   };
+}
+
+/**
+ * The money arguments a create call carries (docs/manifest-format.md "Money"): only where the record has one required
+ * amount (an invoice's total); an order's amount is spread over its lines and an update may omit it, so those tools
+ * declare none and a money policy always asks for approval.
+ */
+function moneyArguments(resource: Resource, action: Action): { amountArgument?: string; currencyArgument?: string } {
+  if (action !== 'create' || !resource.required.includes('amount_minor')) return {};
+  return { amountArgument: `/${resource.name}/amount_minor`, currencyArgument: `/${resource.name}/currency` };
 }
 
 const descriptions: Record<Action, (r: Resource) => string> = {
