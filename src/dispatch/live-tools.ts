@@ -46,7 +46,7 @@ export function compareLiveTools(signedManifest: JsonObject, liveTools: readonly
     const signedIndex = signedTools.findIndex((tool) => tool['name'] === name);
     if (check.reason === 'unknown-tool' || signedIndex < 0) {
       differences.push({
-        tool: spelt ?? String(name),
+        tool: spelt ?? name ?? '',
         kind: 'unexpected',
         pointer: formatPointer(['tools', liveIndex]),
         message: check.message,
