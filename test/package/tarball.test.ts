@@ -99,7 +99,15 @@ describe('the npm tarball, installed into an empty folder', { timeout: CHILD_TIM
     const { exports } = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as {
       exports: Record<string, string | Record<string, string>>;
     };
-    expect(Object.keys(exports)).toEqual(['.', './host', './pipeline', './guard', './build', './audit', './package.json']);
+    expect(Object.keys(exports)).toEqual([
+      '.',
+      './host',
+      './pipeline',
+      './guard',
+      './build',
+      './audit',
+      './package.json',
+    ]);
     const targets = Object.values(exports).flatMap((target) =>
       typeof target === 'string' ? [target] : Object.values(target),
     );
