@@ -98,6 +98,30 @@ describe('a tool list that changes', () => {
   });
 });
 
+describe('the environment of the server capture starts', () => {
+  it("is this process's minus every TOOLSEAL_* variable (tokens never reach the server)", async () => {
+    const saved = { ...process.env };
+    process.env['TOOLSEAL_HOST_TOKEN'] = 'host-secret';
+    process.env['TOOLSEAL_OPERATOR_TOKEN'] = 'operator-secret';
+    process.env['PROBE_KEPT'] = 'kept';
+    try {
+      const captured = await captureManifest({
+        name: FIXTURE_MANIFEST_NAME,
+        version: '1.0.0',
+        command: process.execPath,
+        args: ['--import', 'tsx', join(repoRoot, 'test', 'fixtures', 'env-tools-server.ts')],
+        cwd: repoRoot,
+        settleMs: 50,
+      });
+      expect(captured.result.manifest.tools[0]?.description).toBe('PROBE_KEPT');
+    } finally {
+      for (const name of ['TOOLSEAL_HOST_TOKEN', 'TOOLSEAL_OPERATOR_TOKEN', 'PROBE_KEPT'])
+        if (saved[name] === undefined) delete process.env[name];
+        else process.env[name] = saved[name];
+    }
+  });
+});
+
 describe('Streamable HTTP (--url, --header)', () => {
   let server: HttpFixture;
   beforeAll(async () => {
