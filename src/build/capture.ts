@@ -156,8 +156,9 @@ export async function captureTools(
   const capabilities = options.clientCapabilities ?? FULL_CLIENT_CAPABILITIES;
   const settleMs = options.settleMs ?? DEFAULT_SETTLE_MS;
   const client = new Client({ name: 'toolseal-manifest-capture', version: '0.1.0' }, { capabilities });
-  // A full client answers the server's requests for what it declared: no roots are shared; sampling and elicitation
-  // requests (which a server may only send while handling a request of ours) are left unanswered by design.
+  // The server may ask for what the client declared: no roots are shared; a sampling or elicitation request (which a
+  // server may only send while handling a request of ours, and capture sends none but tools/list) gets the SDK's
+  // "method not found" error: capture never produces content for a server.
   if (capabilities.roots !== undefined) client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [] }));
   const changes = new ListChanges();
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => changes.note());
