@@ -31,6 +31,8 @@ const commands: Record<string, () => Promise<Command>> = {
   get: async () => import('./get.ts').then((m) => ({ usage: m.getUsage, run: m.runGetCommand })),
   guard: async () => import('./guard.ts').then((m) => ({ usage: m.guardUsage, run: m.runGuardCommand })),
   manifest: async () => import('./manifest.ts').then((m) => ({ usage: m.manifestUsage, run: m.runManifestCommand })),
+  check: async () => import('./check.ts').then((m) => ({ usage: m.checkUsage, run: m.runCheckCommand })),
+  diff: async () => import('./diff.ts').then((m) => ({ usage: m.diffUsage, run: m.runDiffCommand })),
   mirror: async () => import('./mirror.ts').then((m) => ({ usage: m.mirrorUsage, run: m.runMirrorCommand })),
   backup: async () => import('./backup.ts').then((m) => ({ usage: m.backupUsage, run: m.runBackupCommand })),
 };

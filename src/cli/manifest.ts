@@ -1,21 +1,29 @@
-// `toolseal manifest capture`: start an MCP server, list its tools (every page) and write a manifest draft;
-// `toolseal manifest build` (manifest-build.ts): one self-contained manifest from schemas split across files.
+// `toolseal manifest capture`: list a live MCP server's tools as a full client sees them and write a manifest draft
+// (src/build/capture.ts); `toolseal manifest build` (manifest-build.ts): one self-contained manifest from schemas
+// split across files.
 
 import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { captureManifest } from '../guard/index.ts';
+import { captureManifest } from '../build/index.ts';
+import { captureSourceOptions, captureSourceUsage, readCaptureSource } from './capture-options.ts';
 import { UsageError, writeStdout, type ExitCode } from './output.ts';
 import { manifestBuildUsage, runManifestBuildCommand } from './manifest-build.ts';
-import { userWorkingDirectory } from './config.ts';
-import { withUserFile } from './user-files.ts';
+import { readUserFile, withUserFile } from './user-files.ts';
 
-export const manifestUsage = `toolseal manifest capture --name NAME --version V [-o FILE] -- COMMAND [ARGS...]
-  Starts the MCP server COMMAND over stdio, lists its tools (every page of tools/list) and writes the
-  manifest draft {name, version, tools} as 2-space JSON to FILE (or stdout). Every Tool field the server
-  sends is kept exactly as sent; capability declarations are left for the vendor to add. The draft is run
-  through the publish pipeline first: a refusal (with its JSON pointer) is reported and nothing is written.
-  With -o, prints one JSON object {file, name, version, tools, digest, renamedTools} (the digest of the
-  draft as captured, before capabilities are added). FILE is relative to the folder the command was run from.
+export const manifestUsage = `toolseal manifest capture --name NAME --version V [-o FILE] [--base FILE] -- COMMAND [ARGS...]
+toolseal manifest capture --name NAME --version V [-o FILE] [--base FILE] --url URL [--header 'Name: value']...
+  Connects to the MCP server (COMMAND started over stdio, or the Streamable HTTP endpoint URL) as a full
+  client, lists its tools (every page of tools/list, once the list has settled) and writes the manifest
+  draft {name, version, tools} as 2-space JSON to FILE (or stdout). Every Tool field the server sends is
+  kept exactly as sent. The draft is run through the publish pipeline first: a refusal (with its JSON
+  pointer) is reported and nothing is written.
+  --base FILE   the previous version's manifest: its description and each same-named tool's capabilities
+                (money included) and approval carry over; tools added since get none (add them). Every tool
+                added, removed or changed is reported: {"base": {from, added, removed, changed, carried,
+                capabilities}} (on stderr when the draft goes to stdout).
+${captureSourceUsage}
+  With -o, prints one JSON object {file, name, version, tools, digest, renamedTools[, base]}. FILE is relative
+  to the folder the command was run from.
 
 ${manifestBuildUsage}`;
 
@@ -32,26 +40,36 @@ export async function runManifestCommand(args: string[]): Promise<ExitCode> {
     );
   const { values, positionals } = parseArgs({
     args: rest,
-    options: { name: { type: 'string' }, version: { type: 'string' }, output: { type: 'string', short: 'o' } },
+    options: {
+      name: { type: 'string' },
+      version: { type: 'string' },
+      output: { type: 'string', short: 'o' },
+      base: { type: 'string' },
+      ...captureSourceOptions,
+    },
     allowPositionals: true,
   });
-  const command = separator < 0 ? positionals : args.slice(separator + 1);
   if (separator >= 0 && positionals.length > 0)
     throw new UsageError(`unexpected arguments before --: ${positionals.join(' ')}`);
-  const [program, ...programArgs] = command;
-  if (values.name === undefined || values.version === undefined || program === undefined)
-    throw new UsageError(manifestUsage);
+  const command = separator < 0 ? positionals : args.slice(separator + 1);
+  if (values.name === undefined || values.version === undefined) throw new UsageError(manifestUsage);
+  const source = readCaptureSource(values, command);
   const output = values.output;
+  const base = values.base === undefined ? undefined : await readUserFile(values.base, '--base');
 
-  const { text, result } = await captureManifest({
+  const {
+    text,
+    result,
+    base: changes,
+  } = await captureManifest({
     name: values.name,
     version: values.version,
-    command: program,
-    args: programArgs,
-    cwd: userWorkingDirectory(),
+    ...source,
+    ...(base === undefined ? {} : { base }),
   });
   if (output === undefined) {
     await writeStdout(text);
+    if (changes !== undefined) process.stderr.write(`${JSON.stringify({ base: changes })}\n`);
   } else {
     await withUserFile(output, '-o', (path) => writeFile(path, text), 'write');
     await writeStdout(
@@ -62,6 +80,7 @@ export async function runManifestCommand(args: string[]): Promise<ExitCode> {
         tools: result.manifest.tools.length,
         digest: result.digest,
         renamedTools: result.renamedTools,
+        ...(changes === undefined ? {} : { base: changes }),
       })}\n`,
     );
   }

@@ -65,4 +65,3 @@ export {
   type GuardClientOptions,
   type GuardedClientOptions,
 } from './guard-client.ts';
-export { captureManifest, captureTools, type CaptureManifestOptions, type CapturedManifest } from './capture.ts';

@@ -1,21 +1,17 @@
 // The difference between two versions of a manifest, tool by tool (tools matched by name): every changed field with
 // its RFC 6901 JSON pointer and both values, and the capability changes (docs/manifest-format.md "Capabilities")
 // said in words, the ones that widen what a tool may touch first: a new host, secret or path, a higher ceiling.
+// Pure (no hono): the page (diff-page.tsx), `toolseal diff` and `manifest capture --base` share it.
 
 import type { JsonValue } from '../core/json.ts';
-import { isJsonObject } from '../core/json.ts';
+import { collectFieldChanges, type FieldChange } from '../dispatch/json-changes.ts';
 import { formatPointer } from '../core/json-pointer.ts';
 import type { Manifest } from '../pipeline/index.ts';
 import { describeHost, formatMinorAmount, type ToolCapabilities } from './capability-words.ts';
 
-type ManifestTool = Manifest['tools'][number];
+export type { FieldChange } from '../dispatch/json-changes.ts';
 
-/** One field that differs; `undefined` is an absent member. */
-export interface FieldChange {
-  pointer: string;
-  before: JsonValue | undefined;
-  after: JsonValue | undefined;
-}
+type ManifestTool = Manifest['tools'][number];
 
 export interface ToolDiff {
   name: string;
@@ -46,14 +42,15 @@ export function diffManifests(from: Manifest, to: Manifest): ManifestDiff {
   const manifest: FieldChange[] = [];
   const { tools: fromTools, version: _fromVersion, ...fromRest } = from;
   const { tools: toTools, version: _toVersion, ...toRest } = to;
-  collectChanges(fromRest as JsonValue, toRest as JsonValue, [], manifest);
+  collectFieldChanges(fromRest as JsonValue, toRest as JsonValue, [], manifest);
   const tools: ToolDiff[] = [];
   const capabilities: CapabilityChange[] = [];
   toTools.forEach((tool, index) => {
     const before = fromTools.find((candidate) => candidate.name === tool.name);
     const pointer = formatPointer(['tools', index]);
     const changes: FieldChange[] = [];
-    if (before !== undefined) collectChanges(before as unknown as JsonValue, tool as unknown as JsonValue, [], changes);
+    if (before !== undefined)
+      collectFieldChanges(before as unknown as JsonValue, tool as unknown as JsonValue, [], changes);
     const prefixed = changes.map((change) => ({ ...change, pointer: pointer + change.pointer }));
     const kind = before === undefined ? 'added' : changes.length > 0 ? 'changed' : 'unchanged';
     tools.push({ name: tool.name, kind, pointer, changes: prefixed });
@@ -67,43 +64,6 @@ export function diffManifests(from: Manifest, to: Manifest): ManifestDiff {
   });
   const wider = capabilities.filter((change) => change.direction === 'wider');
   return { manifest, tools, capabilities: [...wider, ...capabilities.filter((c) => c.direction === 'narrower')] };
-}
-
-function equalJson(a: JsonValue | undefined, b: JsonValue | undefined): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a) && Array.isArray(b))
-    return a.length === b.length && a.every((item, index) => equalJson(item, b[index]));
-  if (isJsonObject(a) && isJsonObject(b)) {
-    const keys = Object.keys(a);
-    return (
-      keys.length === Object.keys(b).length && keys.every((key) => Object.hasOwn(b, key) && equalJson(a[key], b[key]))
-    );
-  }
-  return false;
-}
-
-/** Objects member by member, arrays of equal length item by item; anything else is replaced whole. */
-function collectChanges(
-  before: JsonValue | undefined,
-  after: JsonValue | undefined,
-  tokens: (string | number)[],
-  out: FieldChange[],
-): void {
-  if (equalJson(before, after)) return;
-  if (isJsonObject(before) && isJsonObject(after)) {
-    const keys = [...Object.keys(before), ...Object.keys(after).filter((key) => !Object.hasOwn(before, key))];
-    for (const key of keys) collectChanges(ownValue(before, key), ownValue(after, key), [...tokens, key], out);
-    return;
-  }
-  if (Array.isArray(before) && Array.isArray(after) && before.length === after.length) {
-    for (const [index, item] of before.entries()) collectChanges(item, after[index], [...tokens, index], out);
-    return;
-  }
-  out.push({ pointer: formatPointer(tokens), before, after });
-}
-
-function ownValue(object: Record<string, JsonValue>, key: string): JsonValue | undefined {
-  return Object.hasOwn(object, key) ? object[key] : undefined;
 }
 
 /** The list areas of a declaration: where they live, and each item in words. */

@@ -95,11 +95,19 @@ describe('the npm tarball, installed into an empty folder', { timeout: CHILD_TIM
     ])
       expect(existsSync(join(installed, path)), path).toBe(true);
     expect(existsSync(join(installed, 'src'))).toBe(false);
-    // Every entry point and its declarations exist (`.`, host, pipeline, guard, audit).
+    // Every entry point and its declarations exist (`.`, host, pipeline, guard, build, audit).
     const { exports } = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as {
       exports: Record<string, string | Record<string, string>>;
     };
-    expect(Object.keys(exports)).toEqual(['.', './host', './pipeline', './guard', './audit', './package.json']);
+    expect(Object.keys(exports)).toEqual([
+      '.',
+      './host',
+      './pipeline',
+      './guard',
+      './build',
+      './audit',
+      './package.json',
+    ]);
     const targets = Object.values(exports).flatMap((target) =>
       typeof target === 'string' ? [target] : Object.values(target),
     );
@@ -169,7 +177,7 @@ describe('the npm tarball, installed into an empty folder', { timeout: CHILD_TIM
     expect(stdout).toBe(runPipeline(readFileSync(file)).digest);
   });
 
-  it('its type declarations (host, pipeline, guard, audit) resolve for a TypeScript host (NodeNext)', async () => {
+  it('its type declarations (host, pipeline, guard, build, audit) resolve for a TypeScript host (NodeNext)', async () => {
     writeFileSync(
       join(hostDir, 'check.ts'),
       [
@@ -178,6 +186,7 @@ describe('the npm tarball, installed into an empty folder', { timeout: CHILD_TIM
         'export const verify: (url: string, ref: string) => Promise<FetchedManifest> = fetchVerified;',
         'export const canonicalize: (bytes: Uint8Array) => PipelineResult = runPipeline;',
         "export { ToolGuard } from 'toolseal/guard';",
+        "export { buildManifest, captureManifest } from 'toolseal/build';",
         "export { runAudit } from 'toolseal/audit';",
         '',
       ].join('\n'),

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ToolsealError } from '../../src/core/errors.ts';
-import { captureManifest } from '../../src/guard/index.ts';
+import { captureManifest } from '../../src/build/index.ts';
 import { runPipeline } from '../../src/pipeline/index.ts';
 import { fixtureCommand, jsonLines, runToolseal } from '../fixtures/guard-env.ts';
 import { FIXTURE_MANIFEST_NAME, fixtureTools } from '../fixtures/mcp-tools.ts';
