@@ -46,7 +46,7 @@ export function diffManifests(from: Manifest, to: Manifest): ManifestDiff {
   const manifest: FieldChange[] = [];
   const { tools: fromTools, version: _fromVersion, ...fromRest } = from;
   const { tools: toTools, version: _toVersion, ...toRest } = to;
-  collectChanges(fromRest as JsonValue, toRest as JsonValue, [], manifest);
+  collectChanges(fromRest as unknown as JsonValue, toRest as unknown as JsonValue, [], manifest);
   const tools: ToolDiff[] = [];
   const capabilities: CapabilityChange[] = [];
   toTools.forEach((tool, index) => {
