@@ -89,3 +89,37 @@ export function readToolsOfManifest(bytes: Uint8Array): JsonValue[] {
   }
   return tools;
 }
+
+export interface ManifestWithServer {
+  manifest: JsonObject;
+  text: string;
+  result: PipelineResult;
+}
+
+/**
+ * `manifest build --server-json FILE`: replace a built manifest's `server` member with the reach fields of a
+ * server.json that names the same server (its `name` and `version` must equal the manifest's: INVALID_MANIFEST at
+ * `/name` or `/version` of the server.json otherwise), then run the pipeline over the result.
+ */
+export function attachServerJson(manifest: JsonObject, serverJsonBytes: Uint8Array): ManifestWithServer {
+  const serverJson = parseStrict(serverJsonBytes).value;
+  if (!isJsonObject(serverJson)) {
+    throw new ToolsealError('INVALID_MANIFEST', 'a server.json is a JSON object', { pointer: '' });
+  }
+  for (const member of ['name', 'version'] as const) {
+    if (serverJson[member] !== manifest[member]) {
+      throw new ToolsealError(
+        'INVALID_MANIFEST',
+        `the server.json's ${member} ${JSON.stringify(serverJson[member])} is not the manifest's ${JSON.stringify(manifest[member])}`,
+        { pointer: `/${member}` },
+      );
+    }
+  }
+  const server: JsonObject = {};
+  for (const field of SERVER_REACH_FIELDS) {
+    if (hasOwn(serverJson, field)) server[field] = serverJson[field] as JsonValue;
+  }
+  const withServer: JsonObject = { ...manifest, server };
+  const text = `${JSON.stringify(withServer, null, 2)}\n`;
+  return { manifest: withServer, text, result: runPipeline(new TextEncoder().encode(text)) };
+}

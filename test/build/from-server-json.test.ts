@@ -3,7 +3,12 @@
 import { readFileSync } from 'node:fs';
 import { load as loadYaml } from 'js-yaml';
 import { describe, expect, it } from 'vitest';
-import { draftManifestFromServerJson, readToolsOfManifest } from '../../src/build/from-server-json.ts';
+import type { JsonObject } from '../../src/core/json.ts';
+import {
+  attachServerJson,
+  draftManifestFromServerJson,
+  readToolsOfManifest,
+} from '../../src/build/from-server-json.ts';
 import { encodeJson, expectRefusal, repoPath, vectorPath } from '../helpers/pipeline-helpers.ts';
 
 const fixtureDir = repoPath('test', 'fixtures', 'server-manifests');
@@ -75,6 +80,37 @@ describe('draftManifestFromServerJson', () => {
       () => draftManifestFromServerJson(encodeJson(hidden)),
       'HIDDEN_CHARACTER',
       '/server/packages/0/identifier',
+    );
+  });
+});
+
+describe('attachServerJson (manifest build --server-json)', () => {
+  const manifest = JSON.parse(readFileSync(`${fixtureDir}/everything-npm.json`, 'utf8')) as JsonObject;
+  const { server: _signed, ...withoutServer } = manifest;
+
+  it('replaces the server member with the server.json reach fields and signs the result', () => {
+    const attached = attachServerJson(withoutServer, serverJsonBytes);
+    const serverJson = JSON.parse(serverJsonBytes.toString('utf8')) as Record<string, unknown>;
+    expect(attached.manifest['server']).toEqual({
+      title: serverJson['title'],
+      websiteUrl: serverJson['websiteUrl'],
+      repository: serverJson['repository'],
+      packages: serverJson['packages'],
+    });
+    const signed = JSON.parse(new TextDecoder().decode(attached.result.canonicalBytes)) as Record<string, unknown>;
+    expect(signed['server']).toEqual(attached.manifest['server']);
+  });
+
+  it('refuses a server.json of another server or version', () => {
+    expectRefusal(
+      () => attachServerJson({ ...withoutServer, version: '2026.8.30' }, serverJsonBytes),
+      'INVALID_MANIFEST',
+      '/version',
+    );
+    expectRefusal(
+      () => attachServerJson({ ...withoutServer, name: 'io.github.acme/other' }, serverJsonBytes),
+      'INVALID_MANIFEST',
+      '/name',
     );
   });
 });

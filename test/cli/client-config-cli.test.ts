@@ -129,3 +129,14 @@ describe('toolseal manifest from-server-json', () => {
     expect(draft.server.packages[0]?.identifier).toBe('@modelcontextprotocol/server-everything');
   });
 });
+
+describe('toolseal manifest build --server-json', () => {
+  it('builds the manifest with the server member taken from the server.json', async () => {
+    const out = join(makeTempDir(), 'built.json');
+    const args = ['manifest', 'build', join(fixtureDir, 'everything-npm.json'), '-o', out];
+    const result = await runCli([...args, '--server-json', join(fixtureDir, 'everything.server.json')]);
+    expect(result.code, result.stderr).toBe(0);
+    const built = JSON.parse(readFileSync(out, 'utf8')) as { server: Record<string, unknown> };
+    expect(Object.keys(built.server)).toEqual(['title', 'websiteUrl', 'repository', 'packages']);
+  });
+});
