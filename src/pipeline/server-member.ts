@@ -248,6 +248,8 @@ function checkPackage(pkg: ServerPackage, at: (string | number)[]): void {
 
 const TEMPLATE_VARIABLE = /\{([a-zA-Z_][a-zA-Z0-9_]*)\}/g;
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+/** What a `{variable}` becomes while a URL template is parsed (a valid host label, port digits aside). */
+const VARIABLE_STAND_IN = 'v1';
 
 /**
  * `plain`: an https URL. `remote`: an https URL (http on a loopback host) whose `{variables}` are declared and may not
@@ -272,9 +274,12 @@ function checkUrl(
   if (kind === 'package' && url.startsWith('{')) return;
   let parsed: URL;
   try {
-    parsed = new URL(url.replace(TEMPLATE_VARIABLE, 'v1'));
+    parsed = new URL(url.replace(TEMPLATE_VARIABLE, VARIABLE_STAND_IN));
   } catch {
     throw invalid(tokens, `${where} is not a URL`);
+  }
+  if (kind === 'remote' && parsed.hostname.split('.').every((label) => label === VARIABLE_STAND_IN)) {
+    throw invalid(tokens, `${where} lets a variable stand for the whole host: a signed remote names its host`);
   }
   const https = parsed.protocol === 'https:';
   const loopbackHttp = parsed.protocol === 'http:' && LOOPBACK_HOSTS.has(parsed.hostname) && kind !== 'plain';

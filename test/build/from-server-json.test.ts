@@ -114,3 +114,30 @@ describe('attachServerJson (manifest build --server-json)', () => {
     );
   });
 });
+
+describe('the registry’s own server.json examples (vendored)', () => {
+  const example = (file: string) => readFileSync(vectorPath('mcp-registry', 'examples', file));
+
+  it('with-package: drafts a manifest whose server is the example’s package, as the official schema has it', () => {
+    const draft = draftManifestFromServerJson(example('valid-with-package.json'), { tools: capturedTools });
+    const serverJson = JSON.parse(example('valid-with-package.json').toString('utf8')) as JsonObject;
+    expect(draft.manifest['server']).toEqual({ packages: serverJson['packages'] });
+    expect(draft.result?.name).toBe('io.github.user/local-weather');
+  });
+
+  it('with-remote: refused, since its variable is the whole host (toolseal signs remotes that name their host)', () => {
+    expectRefusal(
+      () => draftManifestFromServerJson(example('valid-with-remote.json')),
+      'INVALID_MANIFEST',
+      '/server/remotes/0/url',
+    );
+  });
+
+  it('package-version-latest: refused at the package version', () => {
+    expectRefusal(
+      () => draftManifestFromServerJson(example('invalid-package-version-latest.json')),
+      'INVALID_MANIFEST',
+      '/server/packages/0/version',
+    );
+  });
+});

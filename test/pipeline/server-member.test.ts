@@ -180,6 +180,7 @@ describe('bad servers', () => {
       ['https://user:pass@analytics.example.com/mcp', '/server/remotes/0/url'],
       ['https://{region}.analytics.example.com/mcp', '/server/remotes/0/url'],
       ['{tenant_id}/mcp', '/server/remotes/0/url'],
+      ['https://{tenant_id}/mcp', '/server/remotes/0/url'],
       ['ftp://analytics.example.com/mcp', '/server/remotes/0/url'],
     ];
     for (const [url, pointer] of cases) {
