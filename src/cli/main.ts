@@ -35,6 +35,10 @@ const commands: Record<string, () => Promise<Command>> = {
   diff: async () => import('./diff.ts').then((m) => ({ usage: m.diffUsage, run: m.runDiffCommand })),
   mirror: async () => import('./mirror.ts').then((m) => ({ usage: m.mirrorUsage, run: m.runMirrorCommand })),
   backup: async () => import('./backup.ts').then((m) => ({ usage: m.backupUsage, run: m.runBackupCommand })),
+  'client-config': async () =>
+    import('./client-config.ts').then((m) => ({ usage: m.clientConfigUsage, run: m.runClientConfigCommand })),
+  'managed-settings': async () =>
+    import('./client-config.ts').then((m) => ({ usage: m.managedSettingsUsage, run: m.runManagedSettingsCommand })),
 };
 
 async function formatHelp(): Promise<string> {

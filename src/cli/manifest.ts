@@ -8,6 +8,7 @@ import { captureManifest } from '../build/index.ts';
 import { captureSourceOptions, captureSourceUsage, readCaptureSource } from './capture-options.ts';
 import { UsageError, writeStdout, type ExitCode } from './output.ts';
 import { manifestBuildUsage, runManifestBuildCommand } from './manifest-build.ts';
+import { manifestFromServerJsonUsage, runManifestFromServerJsonCommand } from './manifest-from-server-json.ts';
 import { readUserFile, withUserFile } from './user-files.ts';
 
 export const manifestUsage = `toolseal manifest capture --name NAME --version V [-o FILE] [--base FILE] -- COMMAND [ARGS...]
@@ -25,18 +26,21 @@ ${captureSourceUsage}
   With -o, prints one JSON object {file, name, version, tools, digest, renamedTools[, base]}. FILE is relative
   to the folder the command was run from.
 
-${manifestBuildUsage}`;
+${manifestBuildUsage}
+
+${manifestFromServerJsonUsage}`;
 
 export async function runManifestCommand(args: string[]): Promise<ExitCode> {
   const separator = args.indexOf('--');
   const own = separator < 0 ? args : args.slice(0, separator);
   const [subcommand, ...rest] = own;
   if (subcommand === 'build') return runManifestBuildCommand(args.slice(1));
+  if (subcommand === 'from-server-json') return runManifestFromServerJsonCommand(args.slice(1));
   if (subcommand !== 'capture')
     throw new UsageError(
       subcommand === undefined
-        ? 'expected a subcommand: capture or build'
-        : `unknown subcommand ${JSON.stringify(subcommand)}; expected capture or build`,
+        ? 'expected a subcommand: capture, build or from-server-json'
+        : `unknown subcommand ${JSON.stringify(subcommand)}; expected capture, build or from-server-json`,
     );
   const { values, positionals } = parseArgs({
     args: rest,

@@ -6,6 +6,8 @@ import { ToolsealError } from '../core/errors.ts';
 import { isJsonObject, type JsonObject } from '../core/json.ts';
 import type { ParseResult } from './parse.ts';
 import { escapePointerToken } from '../core/json-pointer.ts';
+import { assertNoHiddenCharactersInServer } from './hidden-characters.ts';
+import { checkServerMember, type ManifestServer } from './server-member.ts';
 
 /**
  * The manifest format v1 as a JSON Schema (draft 2020-12), exactly as shipped in schema/. Loaded once through the
@@ -113,6 +115,8 @@ export interface Manifest {
   version: string;
   description?: string;
   tools: ManifestTool[];
+  /** The signed server (issue 27): how a host reaches the server that provides the tools. */
+  server?: ManifestServer;
 }
 
 // Compiled once at module load. `verbose` only adds the failing schema node to error objects
@@ -124,8 +128,9 @@ const validateToolName = ajv.getSchema(`${MANIFEST_SCHEMA_V1_ID}#/$defs/tool/pro
 
 /**
  * Assert that `parsed.value` is a manifest of format v1 and return it, typed (the same object: no copy,
- * no rewriting). Refuses with RESERVED_KEY (a `_host_meta` key anywhere), UNKNOWN_FIELD (a member outside
- * the closed shape, pointing at that member) or INVALID_MANIFEST (every other problem, pointing at the first).
+ * no rewriting). Refuses with RESERVED_KEY (a `_host_meta` key anywhere), HIDDEN_CHARACTER (in the `server`
+ * member), UNKNOWN_FIELD (a member outside the closed shape, pointing at that member) or INVALID_MANIFEST (every
+ * other problem, pointing at the first; the `server` member also against the official server.json schema).
  */
 export function checkEnvelope(parsed: ParseResult): Manifest {
   if (parsed.reservedKeyPointer !== undefined) {
@@ -141,9 +146,12 @@ export function checkEnvelope(parsed: ParseResult): Manifest {
       pointer: '',
     });
   }
+  // Hidden characters in the server member first: a bidi control in a URL is HIDDEN_CHARACTER, not a bad URL.
+  if (value['server'] !== undefined) assertNoHiddenCharactersInServer(value['server']);
   if (!validateManifest(value)) throw refusalFor(validateManifest.errors?.[0]);
   const manifest = value as unknown as Manifest;
   manifest.tools.forEach(checkMoneyIsMaterial);
+  checkServerMember(manifest);
   return manifest;
 }
 

@@ -6,6 +6,8 @@
 // - Tool names (their NFC form, the one that is signed) may hold no bidirectional control (Bidi_Control: U+061C,
 //   U+200E, U+200F, U+202A–U+202E, U+2066–U+2069) and no Default_Ignorable_Code_Point (zero-width characters,
 //   U+00AD, U+034F, variation selectors, U+FEFF, …).
+// - Every string and key of the `server` member (issue 27) may hold no control, bidi, tag or default-ignorable
+//   character: hosts build command lines, environments and URLs from them.
 // Other free text stays byte-exact: descriptions may hold bidi controls and zero-width characters.
 
 import { ToolsealError } from '../core/errors.ts';
@@ -75,4 +77,44 @@ function tagRefusal(text: string, tokens: (string | number)[], what: 'string' | 
 
 function describeCodePoint(char: string): string {
   return `U+${(char.codePointAt(0) as number).toString(16).toUpperCase().padStart(4, '0')}`;
+}
+
+/**
+ * Characters refused in every string and key of a manifest's `server` member (issue 27): C0/C1 controls, bidi
+ * controls, tag characters and default-ignorable (zero-width) characters. A host turns these strings into a command
+ * line, an environment or a URL, where an invisible character changes what runs.
+ */
+const HIDDEN_IN_SERVER = /[\p{Cc}\p{Bidi_Control}\p{Default_Ignorable_Code_Point}\u{E0000}-\u{E007F}]/u;
+
+/** Refuse with HIDDEN_CHARACTER (pointer under /server) any string or key of `server` that holds a hidden character. */
+export function assertNoHiddenCharactersInServer(server: JsonValue): void {
+  walkServer(server, ['server']);
+}
+
+function walkServer(value: JsonValue, tokens: (string | number)[]): void {
+  if (typeof value === 'string') {
+    checkServerText(value, tokens, 'string');
+    return;
+  }
+  if (typeof value !== 'object' || value === null) return;
+  if (Array.isArray(value)) {
+    value.forEach((item, index) => {
+      walkServer(item, [...tokens, index]);
+    });
+    return;
+  }
+  for (const key of Object.keys(value)) {
+    checkServerText(key, [...tokens, key], 'key');
+    walkServer(value[key] as JsonValue, [...tokens, key]);
+  }
+}
+
+function checkServerText(text: string, tokens: (string | number)[], what: 'string' | 'key'): void {
+  const match = HIDDEN_IN_SERVER.exec(text);
+  if (match === null) return;
+  throw new ToolsealError(
+    'HIDDEN_CHARACTER',
+    `${what} contains ${describeCodePoint(match[0])} at character ${[...text.slice(0, match.index)].length + 1}: no string of the server member may hold a control, bidi control, tag or zero-width character`,
+    { pointer: formatPointer(tokens) },
+  );
 }

@@ -12,6 +12,7 @@ import { assertNoHiddenCharacters } from './hidden-characters.ts';
 
 export type { JsonObject, JsonValue } from '../core/json.ts';
 export type { Manifest, ManifestTool } from './envelope.ts';
+export type * from './server-member.ts';
 export type { RenamedTool } from './names.ts';
 export type { Sha256Digest } from '../core/digest.ts';
 export type { ParseLimits } from './parse.ts';
@@ -21,7 +22,15 @@ export { SIGNED_MANIFEST_PARSE_LIMITS } from './limits.ts';
 export { checkEnvelope, manifestSchemaV1 } from './envelope.ts';
 export { inlineSchemaRefs, defaultRefLimits } from './refs.ts';
 export { normaliseToolNames, assertNfcStable } from './names.ts';
-export { assertNoHiddenCharacters } from './hidden-characters.ts';
+export { assertNoHiddenCharacters, assertNoHiddenCharactersInServer } from './hidden-characters.ts';
+export {
+  checkServerMember,
+  composeServerDetail,
+  deriveServerDescription,
+  officialServerSchema,
+  SERVER_JSON_SCHEMA_URL,
+  SERVER_DESCRIPTION_MAX,
+} from './server-member.ts';
 export { computeSkeleton } from './confusables.ts';
 export { canonicalizeToBytes, canonicalizeToText } from './canonical.ts';
 export { computeDigest, computeSha256Hex, isSha256Digest } from '../core/digest.ts';

@@ -14,6 +14,11 @@ const NAME_PATTERN =
 const VERSION_PATTERN =
   /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$/;
 
+/** Whether `name` is a manifest name (`namespace/name`, the manifest format's grammar). */
+export function isManifestName(name: string): boolean {
+  return NAME_PATTERN.test(name);
+}
+
 /** `name@version`: the subject of an attestation, a lockfile key, what a log entry names. */
 export function formatManifestRef(name: string, version: string): string {
   return `${name}@${version}`;

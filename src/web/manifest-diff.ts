@@ -42,7 +42,7 @@ export function diffManifests(from: Manifest, to: Manifest): ManifestDiff {
   const manifest: FieldChange[] = [];
   const { tools: fromTools, version: _fromVersion, ...fromRest } = from;
   const { tools: toTools, version: _toVersion, ...toRest } = to;
-  collectFieldChanges(fromRest as JsonValue, toRest as JsonValue, [], manifest);
+  collectFieldChanges(fromRest as unknown as JsonValue, toRest as unknown as JsonValue, [], manifest);
   const tools: ToolDiff[] = [];
   const capabilities: CapabilityChange[] = [];
   toTools.forEach((tool, index) => {

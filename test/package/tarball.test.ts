@@ -90,6 +90,7 @@ describe('the npm tarball, installed into an empty folder', { timeout: CHILD_TIM
       'drizzle/meta/_journal.json',
       'drizzle-pg/meta/_journal.json',
       'schema/manifest-v1.schema.json',
+      'schema/mcp-server.schema.json',
       'manifests/payments.json',
       'README.md',
     ])
