@@ -10,7 +10,7 @@
 import { createHash, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
 import { ToolsealError } from '../core/errors.ts';
 import { decodeBase64Strict } from '../core/bytes.ts';
-import { exportEd25519PublicKey, isValidKeyName, parseNote, type NoteSigner } from './note.ts';
+import { exportEd25519PublicKey, isValidKeyName, parseNote, type NoteSignature, type NoteSigner } from './note.ts';
 
 /** signed-note "Signature types": 0x04 is a timestamped Ed25519 witness cosignature. */
 export const COSIGNATURE_SIGNATURE_TYPE = 0x04;
@@ -157,22 +157,27 @@ export function checkCosignatures(
   const results: CheckedCosignature[] = [];
   for (const line of signatures) {
     const cosigner = cosigners.find((c) => c.name === line.name && c.keyId === line.keyId);
-    if (cosigner === undefined) continue;
-    const decoded = decodeTimestampedSignature(line.signature);
-    if (decoded === undefined || decoded.timestamp > MAX_TIMESTAMP) {
-      results.push({ name: line.name, keyId: line.keyId, timestamp: undefined, status: 'invalid' });
-      continue;
-    }
-    const timestamp = decoded.timestamp <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(decoded.timestamp) : undefined;
-    if (timestamp === undefined || timestamp > nowSeconds) {
-      results.push({ name: line.name, keyId: line.keyId, timestamp, status: 'future' });
-      continue;
-    }
-    const message = Buffer.from(formatCosignedMessage(body, timestamp), 'utf8');
-    const ok = verify(null, message, importPublicKey(cosigner.publicKey), decoded.signature);
-    results.push({ name: line.name, keyId: line.keyId, timestamp, status: ok ? 'verified' : 'invalid' });
+    if (cosigner !== undefined) results.push(checkCosignatureLine(body, line, cosigner, nowSeconds));
   }
   return results;
+}
+
+/** One cosignature line (whose name and key ID match `cosigner`) checked against the note text it follows. */
+export function checkCosignatureLine(
+  noteText: string,
+  line: NoteSignature,
+  cosigner: CosignerKey,
+  nowSeconds: number,
+): CheckedCosignature {
+  const { name, keyId } = line;
+  const decoded = decodeTimestampedSignature(line.signature);
+  if (decoded === undefined || decoded.timestamp > MAX_TIMESTAMP)
+    return { name, keyId, timestamp: undefined, status: 'invalid' };
+  const timestamp = decoded.timestamp <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(decoded.timestamp) : undefined;
+  if (timestamp === undefined || timestamp > nowSeconds) return { name, keyId, timestamp, status: 'future' };
+  const message = Buffer.from(formatCosignedMessage(noteText, timestamp), 'utf8');
+  const ok = verify(null, message, importPublicKey(cosigner.publicKey), decoded.signature);
+  return { name, keyId, timestamp, status: ok ? 'verified' : 'invalid' };
 }
 
 /**

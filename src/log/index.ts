@@ -69,6 +69,7 @@ export {
   COSIGNATURE_SIGNATURE_TYPE,
   COSIGNATURE_V1_HEADER,
   appendSignatureLines,
+  checkCosignatureLine,
   checkCosignatures,
   computeCosignerKeyId,
   cosignerKeyOf,
@@ -80,7 +81,7 @@ export {
 } from './cosignature.ts';
 export type { CheckedCosignature, CosignerKey } from './cosignature.ts';
 
-export { isQuorumMet, parseWitnessPolicy, verifyCheckpointWithPolicy } from './policy.ts';
+export { checkWitnessQuorum, isQuorumMet, parseWitnessPolicy, verifyCheckpointWithPolicy } from './policy.ts';
 export type { PolicyCheckedCheckpoint, PolicyGroup, PolicyLog, PolicyWitness, WitnessPolicy } from './policy.ts';
 
 export {

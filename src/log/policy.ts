@@ -12,8 +12,14 @@
 import { ToolsealError } from '../core/errors.ts';
 import { decodeUtf8Strict, equalBytes } from '../core/bytes.ts';
 import { parseCheckpoint, type Checkpoint } from './checkpoint.ts';
-import { checkCosignatures, parseCosignerVkey, type CheckedCosignature, type CosignerKey } from './cosignature.ts';
-import { parseVerifierString, verifyNote, type NoteVerifier } from './note.ts';
+import {
+  checkCosignatureLine,
+  checkCosignatures,
+  parseCosignerVkey,
+  type CheckedCosignature,
+  type CosignerKey,
+} from './cosignature.ts';
+import { parseNote, parseVerifierString, verifyNote, type NoteVerifier } from './note.ts';
 
 export interface PolicyLog {
   verifier: NoteVerifier;
@@ -247,4 +253,40 @@ export function verifyCheckpointWithPolicy(
     );
   }
   return { checkpoint, log, cosignedBy, cosignatures };
+}
+
+/**
+ * The host's quorum check on a checkpoint whose log signature was already verified: cosignature lines by the policy's
+ * witnesses are verified one by one until the quorum is met (so a 2-of-3 policy costs at most two Ed25519 verifies);
+ * lines stamped after `nowSeconds` are ignored. A policy listing logs must list `logPublicKey`. Refusals, including a
+ * policy witness's cosignature that does not verify, are WITNESS_QUORUM. Returns the witnesses counted.
+ */
+export function checkWitnessQuorum(
+  signedNote: string,
+  policy: WitnessPolicy,
+  logPublicKey: Uint8Array,
+  nowSeconds: number,
+): string[] {
+  const refuse = (why: string): never => {
+    throw new ToolsealError('WITNESS_QUORUM', `the checkpoint does not meet the witness policy: ${why}`);
+  };
+  if (policy.logs.length > 0 && !policy.logs.some((log) => equalBytes(log.verifier.publicKey, logPublicKey)))
+    refuse("the log key is not one of the policy's logs");
+  const counted = new Set<string>();
+  if (isQuorumMet(policy, counted)) return [];
+  const { body, signatures } = parseNote(signedNote);
+  for (const line of signatures) {
+    const witness = [...policy.witnesses.values()].find(
+      (w) => w.key.name === line.name && w.key.keyId === line.keyId && !counted.has(w.name),
+    );
+    if (witness === undefined) continue;
+    const checked = checkCosignatureLine(body, line, witness.key, nowSeconds);
+    if (checked.status === 'invalid') refuse(`the cosignature by witness ${witness.name} does not verify`);
+    if (checked.status !== 'verified') continue;
+    counted.add(witness.name);
+    if (isQuorumMet(policy, counted)) return [...counted];
+  }
+  return refuse(
+    `quorum ${policy.quorum} is not met (verified cosignatures: ${counted.size > 0 ? [...counted].join(', ') : 'none'})`,
+  );
 }
