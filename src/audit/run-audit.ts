@@ -32,6 +32,8 @@ export interface AuditOptions {
   concurrency?: number;
   /** Per-request timeout in milliseconds (default 30 s). */
   timeoutMs?: number;
+  /** Every new entry walked, in index order (the monitor, src/audit/monitor.ts). */
+  onEntry?: (index: number, data: Uint8Array) => void;
 }
 
 export interface AuditResult {
@@ -64,7 +66,12 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
     maxResponseBytes: MAX_RESPONSE_BYTES,
     ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
   });
-  const run: AuditRun = { client, report: createReport(base, options.state), state: options.state };
+  const run: AuditRun = {
+    client,
+    report: createReport(base, options.state),
+    state: options.state,
+    onEntry: options.onEntry,
+  };
   if (run.state !== undefined && run.state.registry !== base) {
     run.report.warnings.push(`the state file was written for ${run.state.registry}, not ${base}`);
   }

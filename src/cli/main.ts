@@ -33,6 +33,7 @@ const commands: Record<string, () => Promise<Command>> = {
   manifest: async () => import('./manifest.ts').then((m) => ({ usage: m.manifestUsage, run: m.runManifestCommand })),
   mirror: async () => import('./mirror.ts').then((m) => ({ usage: m.mirrorUsage, run: m.runMirrorCommand })),
   backup: async () => import('./backup.ts').then((m) => ({ usage: m.backupUsage, run: m.runBackupCommand })),
+  monitor: async () => import('./monitor.ts').then((m) => ({ usage: m.monitorUsage, run: m.runMonitorCommand })),
   witness: async () => import('./witness.ts').then((m) => ({ usage: m.witnessUsage, run: m.runWitnessCommand })),
 };
 
