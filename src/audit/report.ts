@@ -22,7 +22,8 @@ export type AuditProblemCode =
   | 'YANK_ENTRY_INVALID'
   | 'KEY_ENTRY_INVALID'
   | 'APPROVAL_ENTRY_INVALID'
-  | 'JWKS_INVALID';
+  | 'JWKS_INVALID'
+  | 'WITNESS_QUORUM';
 
 export interface AuditProblem {
   code: AuditProblemCode;
