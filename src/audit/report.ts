@@ -22,7 +22,8 @@ export type AuditProblemCode =
   | 'YANK_ENTRY_INVALID'
   | 'KEY_ENTRY_INVALID'
   | 'APPROVAL_ENTRY_INVALID'
-  | 'JWKS_INVALID';
+  | 'JWKS_INVALID'
+  | 'WITNESS_QUORUM';
 
 export interface AuditProblem {
   code: AuditProblemCode;
@@ -73,6 +74,8 @@ export interface AuditRun {
   readonly client: RegistryClient;
   readonly report: AuditReport;
   readonly state: AuditState | undefined;
+  /** Called with every new entry walked (its index and leaf data), in index order: the namespace monitor's feed. */
+  readonly onEntry?: ((index: number, data: Uint8Array) => void) | undefined;
 }
 
 /** A report with nothing checked yet (not ok until finishReport says so). */

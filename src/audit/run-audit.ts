@@ -1,6 +1,7 @@
 // One audit of a registry's transparency log from the outside (an RFC 9162 §8.3 monitor), as a chain of steps:
 //  1. the log key: the caller's verifier string, else the state's, else trust on first use (GET /v1/log/key);
 //  2. the C2SP tlog-checkpoint, a signed note verified with that key (and, with a state, the same origin);
+//  2b. with a witness policy (C2SP tlog-policy), the checkpoint's quorum of cosignatures (else WITNESS_QUORUM);
 //  3. consistency with the remembered tree (consistency.ts): a rollback or fork REFUSES the audit;
 //  4-5. the new entries from the entry bundles, each checked, folded into the frontier to the signed root (walk.ts);
 //  6. only when every check passed is a next state returned (auditWithStateFile saves it atomically).
@@ -11,6 +12,7 @@ import { encodeBase64 } from '../core/bytes.ts';
 import { ToolsealError } from '../core/errors.ts';
 import { type Checkpoint, verifyCheckpoint } from '../log/checkpoint.ts';
 import { type NoteVerifier, parseVerifierString } from '../log/note.ts';
+import { checkWitnessQuorum, type WitnessPolicy } from '../log/policy.ts';
 import { ROUTES } from '../protocol/routes.ts';
 import { checkConsistency } from './consistency.ts';
 import { type AuditReport, type AuditRun, addProblem, createReport, describeFetchFailure } from './report.ts';
@@ -32,6 +34,12 @@ export interface AuditOptions {
   concurrency?: number;
   /** Per-request timeout in milliseconds (default 30 s). */
   timeoutMs?: number;
+  /** A C2SP tlog-policy the checkpoint must meet (its quorum of verified cosignatures), else WITNESS_QUORUM. */
+  witnessPolicy?: WitnessPolicy;
+  /** POSIX seconds cosignature timestamps are compared with (later ones are ignored); default: now. */
+  nowSeconds?: number;
+  /** Every new entry walked, in index order (the monitor, src/audit/monitor.ts). */
+  onEntry?: (index: number, data: Uint8Array) => void;
 }
 
 export interface AuditResult {
@@ -64,14 +72,29 @@ export async function runAudit(options: AuditOptions): Promise<AuditResult> {
     maxResponseBytes: MAX_RESPONSE_BYTES,
     ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
   });
-  const run: AuditRun = { client, report: createReport(base, options.state), state: options.state };
+  const run: AuditRun = {
+    client,
+    report: createReport(base, options.state),
+    state: options.state,
+    onEntry: options.onEntry,
+  };
   if (run.state !== undefined && run.state.registry !== base) {
     run.report.warnings.push(`the state file was written for ${run.state.registry}, not ${base}`);
   }
   const logKey = await resolveLogKey(run, flagKey);
   if (logKey === undefined) return finishAudit(run.report);
   const signed = await fetchCheckpoint(run, logKey.verifier);
-  if (signed === undefined || !(await checkConsistency(run, signed.checkpoint))) return finishAudit(run.report);
+  if (signed === undefined) return finishAudit(run.report);
+  if (options.witnessPolicy !== undefined) {
+    try {
+      const now = options.nowSeconds ?? Date.now() / 1000;
+      checkWitnessQuorum(signed.note, options.witnessPolicy, logKey.verifier.publicKey, now);
+    } catch (error) {
+      addProblem(run.report, 'WITNESS_QUORUM', error instanceof ToolsealError ? error.message : describeError(error));
+      return finishAudit(run.report);
+    }
+  }
+  if (!(await checkConsistency(run, signed.checkpoint))) return finishAudit(run.report);
   const concurrency = Math.max(1, options.concurrency ?? DEFAULT_CONCURRENCY);
   const walk = await walkNewEntries(run, signed.checkpoint, concurrency);
   return finishAudit(run.report, {

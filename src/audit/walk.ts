@@ -41,6 +41,7 @@ export async function walkNewEntries(run: AuditRun, checkpoint: Checkpoint, conc
   const manifests = createManifestChecker(run.client, report, concurrency);
   const walked = await visitEntries(run, start, checkpoint.size, async (index, data) => {
     appendToFrontier(frontier, index, hashLeaf(data));
+    run.onEntry?.(index, data);
     report.entries.checked++;
     const kind = await checkEntry(
       index,

@@ -8,8 +8,10 @@ import { defaultAuditStateFile } from '../audit/state.ts';
 import { resolveRegistryUrl } from './config.ts';
 import { UsageError, writeStdout, type ExitCode } from './output.ts';
 import { withUserFile } from './user-files.ts';
+import { readWitnessPolicyFile } from './verify.ts';
+import type { WitnessPolicy } from '../log/policy.ts';
 
-export const auditUsage = `toolseal audit --registry URL [--state FILE | --no-state] [--json] [--log-key VERIFIER]
+export const auditUsage = `toolseal audit --registry URL [--state FILE | --no-state] [--json] [--log-key VERIFIER] [--witness-policy FILE]
   Verifies the registry's signed checkpoint (log key: --log-key, else the one in the state file, else
   trusted on first use from /v1/log/key), proves it consistent with the checkpoint remembered in the state
   file (a rollback or fork is refused and the file is left as it was), walks the new log entries and checks
@@ -18,6 +20,7 @@ export const auditUsage = `toolseal audit --registry URL [--state FILE | --no-st
   --state FILE  the state file (relative to the folder the command was run from); by default one file per
                 registry origin in $XDG_CONFIG_HOME/toolseal/audit/ (else ~/.config/toolseal/audit/)
   --no-state    remember nothing: read no state and write none (every run is a first audit)
+  --witness-policy FILE  a C2SP tlog-policy: the checkpoint must carry its witness quorum (else WITNESS_QUORUM)
   Exit 0 when all is well, 1 on any problem. --json prints one JSON object.`;
 
 export async function runAuditCommand(args: string[]): Promise<ExitCode> {
@@ -29,6 +32,7 @@ export async function runAuditCommand(args: string[]): Promise<ExitCode> {
       'no-state': { type: 'boolean' },
       json: { type: 'boolean' },
       'log-key': { type: 'string' },
+      'witness-policy': { type: 'string' },
     },
     allowPositionals: true,
   });
@@ -45,7 +49,9 @@ export async function runAuditCommand(args: string[]): Promise<ExitCode> {
     }
   }
   const shown = chooseStateFile(values.state, values['no-state'] === true, registry);
-  const report = await auditWithState(registry, shown, logKey);
+  const witnessPolicy =
+    values['witness-policy'] === undefined ? undefined : await readWitnessPolicyFile(values['witness-policy']);
+  const report = await auditWithState(registry, shown, logKey, witnessPolicy);
 
   await writeStdout(values.json ? `${JSON.stringify(report)}\n` : formatSummary(report));
   if (!report.ok) {
@@ -69,8 +75,13 @@ async function auditWithState(
   registry: string,
   shown: string | undefined,
   logKey: string | undefined,
+  witnessPolicy: WitnessPolicy | undefined,
 ): Promise<AuditReport> {
-  const options = { registry, ...(logKey === undefined ? {} : { logKey }) };
+  const options = {
+    registry,
+    ...(logKey === undefined ? {} : { logKey }),
+    ...(witnessPolicy === undefined ? {} : { witnessPolicy }),
+  };
   if (shown === undefined) return auditWithStateFile(options);
   try {
     const report = await withUserFile(shown, '--state', (stateFile) => auditWithStateFile({ ...options, stateFile }));

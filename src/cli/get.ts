@@ -6,7 +6,7 @@ import { UsageError, writeStdout, type ExitCode } from './output.ts';
 import { writeUserFileAtomic } from './user-files.ts';
 import { checkOneReference, describeVerified, hostCommandOptions, resolveHostTarget, warnIfYanked } from './verify.ts';
 
-export const getUsage = `toolseal get NAME@VERSION --registry URL -o FILE [--locked] [--lock FILE] [--log-key KEY] [--jwks FILE]
+export const getUsage = `toolseal get NAME@VERSION --registry URL -o FILE [--locked] [--lock FILE] [--log-key KEY] [--jwks FILE] [--witness-policy FILE]
   Fetches and fully verifies NAME@VERSION (as toolseal verify does; --locked also requires the lockfile's
   digest), then writes the verified bytes to FILE exactly as signed, atomically. Nothing is written when a
   check fails. A version the registry reports yanked is still written, with a warning line on stderr.

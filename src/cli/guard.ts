@@ -9,9 +9,15 @@ import { resolveRegistryUrl, userWorkingDirectory } from './config.ts';
 import { UsageError, type ExitCode } from './output.ts';
 import { readUserFile } from './user-files.ts';
 import { guardHttpUsage, runHttpGuard } from './guard-http.ts';
-import { hostCommandOptions, readJwksFile, resolveHostTarget, type HostCommandValues } from './verify.ts';
+import {
+  hostCommandOptions,
+  readJwksFile,
+  readWitnessPolicyFile,
+  resolveHostTarget,
+  type HostCommandValues,
+} from './verify.ts';
 
-export const guardUsage = `toolseal guard --manifest NAME@VERSION --registry URL [--locked] [--lock FILE] [--log-key KEY] [--jwks FILE] [--strict] [--policy FILE --host-token T] -- COMMAND [ARGS...]
+export const guardUsage = `toolseal guard --manifest NAME@VERSION --registry URL [--locked] [--lock FILE] [--log-key KEY] [--jwks FILE] [--witness-policy FILE] [--strict] [--policy FILE --host-token T] -- COMMAND [ARGS...]
   A verifying MCP proxy. Fetches NAME@VERSION and verifies it (attestation, key, digest, log inclusion) BEFORE
   starting the MCP server COMMAND over stdio (in the folder toolseal was run from), then relays JSON-RPC between
   the client on stdin/stdout and the server. On every tools/list, each tool the server presents is compared
@@ -32,6 +38,7 @@ export const guardUsage = `toolseal guard --manifest NAME@VERSION --registry URL
   --locked      also require the digest pinned for NAME@VERSION in the lockfile (PIN_MISMATCH otherwise)
   --lock FILE   the lockfile (default ./${DEFAULT_LOCKFILE_NAME}); its registry is used when --registry is not given
   --log-key K   pin the log's note verifier key (else fetched from the registry: trust on first use)
+  --witness-policy FILE  a C2SP tlog-policy: the checkpoint must carry its witness quorum (else WITNESS_QUORUM)
   --jwks FILE   pin the attestation keys (else the registry's JWKS is fetched: trust on first use)
   --strict      refuse the session on the first tool that differs or is unknown
   TOOLSEAL_REGISTRY may stand for --registry.
@@ -56,6 +63,7 @@ export async function runGuardCommand(args: string[]): Promise<ExitCode> {
       lock: hostCommandOptions.lock,
       'log-key': hostCommandOptions['log-key'],
       jwks: hostCommandOptions.jwks,
+      'witness-policy': hostCommandOptions['witness-policy'],
       // Deprecated spelling of --lock (guard's before the host commands agreed on --lock); not in --help.
       lockfile: { type: 'string' },
       strict: { type: 'boolean' },
@@ -80,6 +88,7 @@ export async function runGuardCommand(args: string[]): Promise<ExitCode> {
     locked: values.locked,
     'log-key': values['log-key'],
     jwks: values.jwks,
+    'witness-policy': values['witness-policy'],
   };
   const hostToken = values['host-token'] ?? process.env['TOOLSEAL_HOST_TOKEN'];
   if (values.policy !== undefined && (hostToken === undefined || hostToken === ''))
@@ -194,5 +203,7 @@ async function resolveGuardTarget(ref: string, values: HostCommandValues): Promi
   const options: FetchVerifiedOptions = {};
   if (values['log-key'] !== undefined) options.logKey = values['log-key'];
   if (values.jwks !== undefined) options.jwks = await readJwksFile(values.jwks);
+  if (values['witness-policy'] !== undefined)
+    options.witnessPolicy = await readWitnessPolicyFile(values['witness-policy']);
   return { registry: resolveRegistryUrl(values.registry), ref, options };
 }

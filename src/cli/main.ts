@@ -39,6 +39,8 @@ const commands: Record<string, () => Promise<Command>> = {
     import('./client-config.ts').then((m) => ({ usage: m.clientConfigUsage, run: m.runClientConfigCommand })),
   'managed-settings': async () =>
     import('./client-config.ts').then((m) => ({ usage: m.managedSettingsUsage, run: m.runManagedSettingsCommand })),
+  monitor: async () => import('./monitor.ts').then((m) => ({ usage: m.monitorUsage, run: m.runMonitorCommand })),
+  witness: async () => import('./witness.ts').then((m) => ({ usage: m.witnessUsage, run: m.runWitnessCommand })),
 };
 
 async function formatHelp(): Promise<string> {

@@ -8,7 +8,7 @@ import { UsageError, writeStdout, type ExitCode } from './output.ts';
 import { withUserFile } from './user-files.ts';
 import { checkOneReference, describeVerified, hostCommandOptions, resolveHostTarget, warnIfYanked } from './verify.ts';
 
-export const pinUsage = `toolseal pin NAME@VERSION --registry URL [--lock FILE] [--log-key KEY] [--jwks FILE] [--allow-yanked]
+export const pinUsage = `toolseal pin NAME@VERSION --registry URL [--lock FILE] [--log-key KEY] [--jwks FILE] [--witness-policy FILE] [--allow-yanked]
   Fetches and fully verifies NAME@VERSION (as toolseal verify does), then records its digest, signing kid,
   log index and registry in the lockfile (default ./toolseal.lock), written atomically. Pinning an entry
   again replaces it; the output says whether the digest changed. TOOLSEAL_REGISTRY may stand for --registry.

@@ -21,10 +21,10 @@ import { parsePositiveInteger, resolveRegistryUrl } from './config.ts';
 import { UsageError, writeStdout, type ExitCode } from './output.ts';
 import { readUserFile, withUserFile } from './user-files.ts';
 import { escapePointerToken } from '../core/json-pointer.ts';
-import { createVerifier } from '../verify/index.ts';
+import { createVerifier, parseWitnessPolicy, type WitnessPolicy } from '../verify/index.ts';
 
-export const verifyUsage = `toolseal verify NAME@VERSION --registry URL [--locked] [--lock FILE] [--log-key KEY] [--jwks FILE]
-toolseal verify --locked --all [--registry URL] [--lock FILE] [--log-key KEY] [--jwks FILE]
+export const verifyUsage = `toolseal verify NAME@VERSION --registry URL [--locked] [--lock FILE] [--log-key KEY] [--jwks FILE] [--witness-policy FILE]
+toolseal verify --locked --all [--registry URL] [--lock FILE] [--log-key KEY] [--jwks FILE] [--witness-policy FILE]
   Fetches NAME@VERSION and its attestation and verifies: the Ed25519 signature (key by kid, valid when the
   registry stored it), sha256 of the bytes against the attestation, the subject name@version, and the
   attestation's inclusion in the transparency log under a checkpoint signed by the log key.
@@ -36,6 +36,7 @@ toolseal verify --locked --all [--registry URL] [--lock FILE] [--log-key KEY] [-
                 is --registry, TOOLSEAL_REGISTRY, the entry's, then the lockfile's.
   --lock FILE   the lockfile (default ./${DEFAULT_LOCKFILE_NAME})
   --log-key K   pin the log's note verifier key (else fetched from the registry: trust on first use)
+  --witness-policy FILE  a C2SP tlog-policy: the checkpoint must carry its witness quorum (else WITNESS_QUORUM)
   --jwks FILE   pin the attestation keys (else the registry's JWKS is fetched: trust on first use)
   --timeout MS  per-request timeout (default 10000)
   TOOLSEAL_REGISTRY may stand for --registry; the lockfile's registry is the last fallback. Relative paths are
@@ -51,6 +52,7 @@ export const hostCommandOptions = {
   'log-key': { type: 'string' },
   jwks: { type: 'string' },
   timeout: { type: 'string' },
+  'witness-policy': { type: 'string' },
 } as const;
 
 export interface HostCommandValues {
@@ -60,6 +62,7 @@ export interface HostCommandValues {
   'log-key'?: string | undefined;
   jwks?: string | undefined;
   timeout?: string | undefined;
+  'witness-policy'?: string | undefined;
 }
 
 export interface HostCommandTarget {
@@ -121,10 +124,17 @@ export async function resolveHostTarget(
   const options: FetchVerifiedOptions = {};
   if (values['log-key'] !== undefined) options.logKey = values['log-key'];
   if (values.jwks !== undefined) options.jwks = await readJwksFile(values.jwks);
+  if (values['witness-policy'] !== undefined)
+    options.witnessPolicy = await readWitnessPolicyFile(values['witness-policy']);
   const timeout = parsePositiveInteger(values.timeout, '--timeout');
   if (timeout !== undefined) options.timeoutMs = timeout;
   if (mode.locked && lockEntry !== undefined) options.lock = lockEntry;
   return { name, version, lockPath, lock, lockEntry, registry, options };
+}
+
+/** A C2SP tlog-policy file (`--witness-policy FILE`), relative to the user's folder; refusals name the line. */
+export async function readWitnessPolicyFile(path: string): Promise<WitnessPolicy> {
+  return parseWitnessPolicy(new Uint8Array(await readUserFile(path, '--witness-policy')));
 }
 
 /** A pinned JWKS file (`--jwks FILE`), read strictly, relative to the user's folder. */
@@ -195,6 +205,8 @@ async function runVerifyAll(positionals: readonly string[], values: HostCommandV
   const options: FetchVerifiedOptions = {};
   if (values['log-key'] !== undefined) options.logKey = values['log-key'];
   if (values.jwks !== undefined) options.jwks = await readJwksFile(values.jwks);
+  if (values['witness-policy'] !== undefined)
+    options.witnessPolicy = await readWitnessPolicyFile(values['witness-policy']);
   const timeout = parsePositiveInteger(values.timeout, '--timeout');
   if (timeout !== undefined) options.timeoutMs = timeout;
   const verifier = createVerifier();

@@ -48,6 +48,8 @@ export const ERROR_CODES = [
   // log
   'LOG_INCONSISTENT',
   'PROOF_INVALID',
+  // witnesses (C2SP tlog-witness, tlog-policy): a checkpoint without the policy's quorum of cosignatures
+  'WITNESS_QUORUM',
   // host verification
   'SIGNATURE_INVALID',
   'SUBJECT_MISMATCH',

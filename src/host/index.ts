@@ -8,6 +8,7 @@ export {
   createVerifier,
   fetchVerified,
   parseManifestRef,
+  parseWitnessPolicy,
   verifyFetched,
 } from '../verify/index.ts';
 export type {
@@ -25,6 +26,7 @@ export type {
   VerifiedManifest,
   VerifyExpectation,
   VerifyFetchedInput,
+  WitnessPolicy,
 } from '../verify/index.ts';
 
 export {

@@ -64,3 +64,35 @@ export type { TilePath, TileRef } from './tiles.ts';
 
 export { TLOG_PROOF_HEADER, formatTlogProof, parseTlogProof, verifyTlogProof } from './proof-format.ts';
 export type { TlogProof, VerifiedTlogProof } from './proof-format.ts';
+
+export {
+  COSIGNATURE_SIGNATURE_TYPE,
+  COSIGNATURE_V1_HEADER,
+  appendSignatureLines,
+  checkCosignatureLine,
+  checkCosignatures,
+  computeCosignerKeyId,
+  cosignerKeyOf,
+  decodeTimestampedSignature,
+  formatCosignedMessage,
+  formatCosignerVkey,
+  parseCosignerVkey,
+  signCosignature,
+} from './cosignature.ts';
+export type { CheckedCosignature, CosignerKey } from './cosignature.ts';
+
+export { checkWitnessQuorum, isQuorumMet, parseWitnessPolicy, verifyCheckpointWithPolicy } from './policy.ts';
+export type { PolicyCheckedCheckpoint, PolicyGroup, PolicyLog, PolicyWitness, WitnessPolicy } from './policy.ts';
+
+export {
+  ADD_CHECKPOINT_PATH,
+  MAX_ADD_CHECKPOINT_BYTES,
+  MAX_PROOF_LINES,
+  TLOG_SIZE_CONTENT_TYPE,
+  formatAddCheckpointRequest,
+  formatTlogSize,
+  parseAddCheckpointRequest,
+  parseCosignatureLines,
+  parseTlogSize,
+} from './witness-protocol.ts';
+export type { AddCheckpointRequest } from './witness-protocol.ts';

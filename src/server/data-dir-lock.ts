@@ -1,7 +1,9 @@
 // One server per data folder: `toolseal serve` holds `server.lock` in the data folder, created exclusively (O_EXCL)
 // and holding its pid and start time; a second server on the folder refuses to start with DATA_DIR_LOCKED naming the
-// holder. A lock whose process is gone (a crash, kill -9) is stale and taken over; a graceful stop removes it. The
-// administration commands (publisher, keys, fsck) take no lock: they are meant to run beside a server.
+// holder. A lock whose holder is not a live toolseal server of this folder is stale and taken over: its process is
+// gone (a crash, kill -9), is a zombie not yet reaped, or its pid now belongs to a process that started after the lock
+// was taken (a reused pid, common in containers without an init; Linux /proc tells both). A graceful stop removes it.
+// The administration commands (publisher, keys, fsck) take no lock: they are meant to run beside a server.
 
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -95,14 +97,55 @@ function readLockFile(file: string): LockHolder | 'gone' | undefined {
   }
 }
 
-/** Whether the holder's process still runs (a process of another user counts). Our own pid is alive only if we hold it. */
+/**
+ * Whether the holder still runs as the process that took the lock (a process of another user counts). Our own pid is
+ * alive only if we hold it. Where /proc tells (Linux), a zombie is dead, and so is a process that started after the
+ * lock was taken: its pid was reused.
+ */
 function isHolderAlive(holder: LockHolder, file: string): boolean {
   if (holder.pid === process.pid) return heldByThisProcess.has(file);
   try {
     process.kill(holder.pid, 0);
-    return true;
   } catch (error) {
-    return (error as { code?: unknown }).code === 'EPERM';
+    if ((error as { code?: unknown }).code !== 'EPERM') return false;
+  }
+  const proc = readProcessStatus(holder.pid);
+  if (proc === undefined) return true; // no /proc: kill(pid, 0) is all we know
+  if (proc.state === 'Z' || proc.state === 'X') return false;
+  const lockedAt = Date.parse(holder.startedAt);
+  // The start time from /proc has a resolution of a second (boot time) plus a tick: allow 2 s of slack.
+  return Number.isNaN(lockedAt) || proc.startedAtMs === undefined || proc.startedAtMs <= lockedAt + 2000;
+}
+
+/** Clock ticks per second for /proc/<pid>/stat start times: USER_HZ, 100 on every Linux architecture in use. */
+const USER_HZ = 100;
+
+/** A process's state letter and start time (ms since the epoch) from Linux /proc; undefined where there is none. */
+export function readProcessStatus(pid: number): { state: string; startedAtMs: number | undefined } | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so split after the last ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const state = fields[0] ?? '';
+  const startTicks = Number(fields[19]);
+  const bootSeconds = readBootTimeSeconds();
+  const startedAtMs =
+    bootSeconds === undefined || !Number.isFinite(startTicks)
+      ? undefined
+      : bootSeconds * 1000 + (startTicks * 1000) / USER_HZ;
+  return { state, startedAtMs };
+}
+
+function readBootTimeSeconds(): number | undefined {
+  try {
+    const match = /^btime (\d+)$/m.exec(readFileSync('/proc/stat', 'utf8'));
+    return match ? Number(match[1]) : undefined;
+  } catch {
+    return undefined;
   }
 }
 

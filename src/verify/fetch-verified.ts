@@ -6,7 +6,7 @@ import { ToolsealError } from '../core/errors.ts';
 import { isJsonObject, type JsonValue } from '../core/json.ts';
 import { normaliseRegistryUrl, RegistryClient } from '../client/registry-client.ts';
 import type { LockEntry } from '../lock/lockfile.ts';
-import { parseVerifierString, type NoteVerifier } from '../log/index.ts';
+import { parseVerifierString, type NoteVerifier, type WitnessPolicy } from '../log/index.ts';
 import { formatManifestRef, type ManifestRef, parseManifestRef } from '../protocol/manifest-ref.ts';
 import { attestationPath, attestationsByDigestPath, blobPath, ROUTES, versionPath } from '../protocol/routes.ts';
 import { type Binding, findBinding, parseBindings, selectBinding } from './bindings.ts';
@@ -45,6 +45,8 @@ export interface FetchVerifiedOptions {
    * is the registry's word (its binding), not proven: a registry can also hide a yank.
    */
   yanked?: YankedPolicy;
+  /** A C2SP tlog-policy (parseWitnessPolicy) the checkpoint must meet: else WITNESS_QUORUM. */
+  witnessPolicy?: WitnessPolicy;
 }
 
 export type YankedPolicy = 'allow' | 'refuse';
@@ -140,6 +142,7 @@ export async function fetchVerifiedWith(
       jwks: await jwksPromise,
       logKey: await logKeyPromise,
       expected,
+      ...(options.witnessPolicy === undefined ? {} : { witnessPolicy: options.witnessPolicy }),
     });
     const status = binding?.status;
     if (status === 'yanked' && options.yanked === 'refuse') throw refuseYanked(verified, binding?.yankReason);

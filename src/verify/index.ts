@@ -50,6 +50,10 @@
 //   BAD_REQUEST       a malformed reference or option (ref syntax, several bindings and no options.name...)
 //   VERSION_YANKED    with options.yanked 'refuse': everything verified, but the registry reports the version yanked
 //   LOG_INCONSISTENT  (a Verifier only) the checkpoint and one already proven are two roots for one tree size
+//   WITNESS_QUORUM    with options.witnessPolicy (a C2SP tlog-policy, parseWitnessPolicy): the checkpoint, signed by
+//                     the log, lacks the policy's quorum of verified cosignatures (C2SP tlog-cosignature; ones stamped
+//                     after nowSeconds are ignored), a policy witness's cosignature does not verify, or the log key is
+//                     not one the policy lists. Checked right after the checkpoint signature, before the inclusion.
 
 export { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT_MS } from '../client/registry-client.ts';
 export { parseManifestRef, type ManifestRef } from '../protocol/manifest-ref.ts';
@@ -68,3 +72,4 @@ export {
 } from './verify-fetched.ts';
 export type { ConsistencyEvidence, ConsistencyRange } from './checkpoint-cache.ts';
 export { createVerifier, type Verifier, type VerifierInput, type VerifierOptions } from './verifier.ts';
+export { parseWitnessPolicy, type WitnessPolicy } from '../log/index.ts';

@@ -1,16 +1,19 @@
-// Log-evidence stage: the attestation is an RFC 6962 §2.1 leaf, proven (RFC 9162 §2.1.3) up to a C2SP checkpoint.
+// Log-evidence stage: the attestation is an RFC 6962 §2.1 leaf, proven (RFC 9162 §2.1.3) up to a C2SP checkpoint,
+// cosigned by a quorum of witnesses when a C2SP tlog-policy is given.
 
 import { encodeBase64 } from '../core/bytes.ts';
 import { ToolsealError } from '../core/errors.ts';
 import { decodeHashText } from '../log/merkle.ts';
 import { ProvenNodes } from './proven-nodes.ts';
 import {
+  checkWitnessQuorum,
   hashLeaf,
   parseTlogProof,
   parseVerifierString,
   verifyCheckpoint,
   type Checkpoint,
   type NoteVerifier,
+  type WitnessPolicy,
 } from '../log/index.ts';
 
 /** Evidence that an attestation is in the log: as served under `inclusionProof`, or a C2SP tlog-proof text. */
@@ -67,7 +70,15 @@ const checkSignedCheckpoint: CheckpointCheck = (note, verifier) => ({
  */
 export interface LogEvidenceHooks {
   checkCheckpoint?(note: string, verifier: NoteVerifier): ProvenCheckpoint;
+  /** The witness quorum check of a verified checkpoint note (default: checkWitnessQuorum every time). */
+  checkQuorum?(note: string, verifier: NoteVerifier, witness: WitnessRequirement): void;
   readEvidence?(inclusion: InclusionEvidence): ReadEvidence;
+}
+
+/** A C2SP tlog-policy the checkpoint must meet, and the time cosignature timestamps are compared with. */
+export interface WitnessRequirement {
+  policy: WitnessPolicy;
+  nowSeconds: number;
 }
 
 /** The evidence once read: a leaf index, the sibling hashes and the signed note. */
@@ -91,6 +102,7 @@ export function verifyLogEvidence(
   logKey: string | NoteVerifier,
   expectedIndex: number | undefined,
   hooks: LogEvidenceHooks = {},
+  witness?: WitnessRequirement,
 ): ProvenInclusion {
   const verifier = toVerifier(logKey);
   if (inclusion === undefined || inclusion === null) {
@@ -107,6 +119,10 @@ export function verifyLogEvidence(
       hooks.checkCheckpoint !== undefined
         ? hooks.checkCheckpoint(note, verifier)
         : checkSignedCheckpoint(note, verifier);
+    if (witness !== undefined) {
+      if (hooks.checkQuorum !== undefined) hooks.checkQuorum(note, verifier, witness);
+      else checkWitnessQuorum(note, witness.policy, verifier.publicKey, witness.nowSeconds);
+    }
     stage = 'the inclusion proof does not verify';
     if (size !== undefined && size !== checkpoint.size)
       throw new Error(`it is for tree size ${size}, the checkpoint for ${checkpoint.size}`);
@@ -117,7 +133,9 @@ export function verifyLogEvidence(
     return { index, checkpoint: { origin, size: treeSize, rootHash: rootHashBase64 ?? encodeBase64(rootHash), note } };
   } catch (cause) {
     // A proven fork (two signed roots that cannot both be the log's) is not a missing proof: it keeps its code.
-    if (cause instanceof ToolsealError && cause.code === 'LOG_INCONSISTENT') throw cause;
+    // So is a checkpoint without the witness quorum: it is proven signed, but not witnessed.
+    if (cause instanceof ToolsealError && (cause.code === 'LOG_INCONSISTENT' || cause.code === 'WITNESS_QUORUM'))
+      throw cause;
     const detail = cause instanceof Error ? cause.message : String(cause);
     throw new ToolsealError(
       'NOT_IN_LOG',

@@ -9,7 +9,7 @@ import { isJsonObject } from '../core/json.ts';
 import type { RegistryClient } from '../client/registry-client.ts';
 import { normaliseRegistryUrl } from '../client/registry-client.ts';
 import { fetchConsistencyProofFromTiles, withTileFallback } from '../client/tile-proofs.ts';
-import type { NoteVerifier } from '../log/index.ts';
+import { checkWitnessQuorum, type NoteVerifier, type WitnessPolicy } from '../log/index.ts';
 import { consistencyProofPath } from '../protocol/routes.ts';
 import { CheckpointCache, type ConsistencyEvidence, type ConsistencyRange } from './checkpoint-cache.ts';
 import {
@@ -28,6 +28,7 @@ import {
   readEvidence,
   toVerifier,
   type VerifiedCheckpoint,
+  type WitnessRequirement,
 } from './log-evidence.ts';
 import {
   type VerificationKeys,
@@ -41,6 +42,8 @@ export interface VerifierOptions {
   jwks?: Jwks | readonly JwksKey[];
   /** Pinned log key (its C2SP verifier string, or parsed), parsed once. */
   logKey?: string | NoteVerifier;
+  /** A C2SP tlog-policy every checkpoint must meet (a call's own witnessPolicy replaces it); checked once per note. */
+  witnessPolicy?: WitnessPolicy;
 }
 
 /** verifyFetched's input; jwks and logKey default to the verifier's. */
@@ -100,6 +103,8 @@ class SharedVerification implements VerificationKeys, FetchEngine {
   private readonly checkpoints = new WeakMap<NoteVerifier, CheckpointCache>();
   private tofu: { jwks: Map<string, Promise<Jwks>>; logKeys: Map<string, Promise<string>> } | undefined;
   private readonly evidence = new EvidenceMemory();
+  /** Checkpoint notes that met each policy's quorum. */
+  private readonly quorumMet = new WeakMap<WitnessPolicy, Set<string>>();
 
   constructor(private readonly options: VerifierOptions) {}
 
@@ -120,6 +125,18 @@ class SharedVerification implements VerificationKeys, FetchEngine {
     return this.cacheFor(verifier).admit(note, this.consistency);
   }
 
+  checkQuorum(note: string, verifier: NoteVerifier, witness: WitnessRequirement): void {
+    let met = this.quorumMet.get(witness.policy);
+    if (met === undefined) {
+      met = new Set();
+      this.quorumMet.set(witness.policy, met);
+    }
+    if (met.has(note)) return; // cosignatures only age: a quorum met once stays met
+    checkWitnessQuorum(note, witness.policy, verifier.publicKey, witness.nowSeconds);
+    if (met.size >= 1000) met.clear();
+    met.add(note);
+  }
+
   readEvidence(inclusion: InclusionEvidence): ReadEvidence {
     return this.evidence.read(inclusion);
   }
@@ -132,11 +149,15 @@ class SharedVerification implements VerificationKeys, FetchEngine {
     if (logKey === undefined)
       throw new ToolsealError('BAD_REQUEST', 'no log key: pass logKey to createVerifier or the call');
     // The log key is parsed where verifyFetched parses it (the log-evidence stage), so the codes keep their order.
-    const complete = input.jwks === jwks && input.logKey === logKey ? (input as VerifyFetchedInput) : undefined;
+    const witnessPolicy = input.witnessPolicy ?? options.witnessPolicy;
+    const complete =
+      input.jwks === jwks && input.logKey === logKey && input.witnessPolicy === witnessPolicy
+        ? (input as VerifyFetchedInput)
+        : undefined;
     this.jwksOfCall = jwks;
     this.consistency = input.consistency;
     try {
-      return verifyWithKeys(complete ?? { ...input, jwks, logKey }, this);
+      return verifyWithKeys(complete ?? { ...input, jwks, logKey, ...(witnessPolicy ? { witnessPolicy } : {}) }, this);
     } finally {
       this.jwksOfCall = [];
       this.consistency = undefined;

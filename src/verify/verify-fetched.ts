@@ -4,7 +4,7 @@ import type { Jwks, JwksKey, PublishStatement } from '../attest/index.ts';
 import { computeDigest, type Sha256Digest } from '../core/digest.ts';
 import { ToolsealError } from '../core/errors.ts';
 import { selectUsableKeys } from '../attest/index.ts';
-import type { NoteVerifier } from '../log/index.ts';
+import type { NoteVerifier, WitnessPolicy } from '../log/index.ts';
 import type { Manifest } from '../pipeline/envelope.ts';
 import { type AttestedSubject, verifyAttestationWithUsableKeys } from './attestation.ts';
 import {
@@ -39,6 +39,10 @@ export interface VerifyFetchedInput {
   /** The log's C2SP note verifier string (or a parsed verifier); the checkpoint origin must be its name. */
   logKey: string | NoteVerifier;
   expected?: VerifyExpectation;
+  /** A C2SP tlog-policy the checkpoint must meet (parseWitnessPolicy): else WITNESS_QUORUM. */
+  witnessPolicy?: WitnessPolicy;
+  /** POSIX seconds cosignature timestamps are compared with (later ones are ignored); default: now. */
+  nowSeconds?: number;
 }
 
 export interface VerifiedManifest {
@@ -100,7 +104,11 @@ export function verifyWithKeys(input: VerifyFetchedInput, keys: VerificationKeys
   if (expected.version !== undefined) subject.version = expected.version;
   const verified = verifyAttestationWithUsableKeys(attestation, keys.usableJwks(), subject);
   const declared = checkDeclaredSubject(bytes, verified.subjectName);
-  const proven = verifyLogEvidence(attestation, input.inclusion, input.logKey, expected.logIndex, keys);
+  const witness =
+    input.witnessPolicy === undefined
+      ? undefined
+      : { policy: input.witnessPolicy, nowSeconds: input.nowSeconds ?? Date.now() / 1000 };
+  const proven = verifyLogEvidence(attestation, input.inclusion, input.logKey, expected.logIndex, keys, witness);
   return {
     bytes,
     get manifest(): Manifest {

@@ -1,13 +1,14 @@
 // What a verification costs, counted (issue 14 §4): every Ed25519 verify node:crypto performs. A first, uncached
 // verification does two (the attestation's JWS, RFC 7515 §5.2, and the checkpoint's signed note, C2SP signed-note);
 // a verifier that keeps what it proved does one per further manifest under the same checkpoint, and one more for
-// each new checkpoint it admits.
+// each new checkpoint it admits. A 2-of-3 witness policy (issue 25) costs at most two more, once per checkpoint.
 
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import * as crypto from 'node:crypto';
 import { createVerifier, verifyFetched } from '../../src/verify/index.ts';
 import { jwks } from './stage-fixtures.ts';
 import { buildTestLog } from './verifier-fixtures.ts';
+import { cosignedInput, twoOfThreePolicy } from './witness-quorum-fixtures.ts';
 
 vi.mock('node:crypto', async (importOriginal) => {
   const actual = await importOriginal<typeof import('node:crypto')>();
@@ -69,5 +70,17 @@ describe('signature verifies per verification', () => {
     verifier.verifyFetched({ ...log.input(position, SIZE), consistency });
     verifier.verifyFetched(log.input(position + 1, SIZE));
     expect(takeEd25519Verifies()).toBe(3);
+  });
+
+  it('a 2-of-3 witness policy costs at most two more verifies, once per checkpoint, even with all three cosignatures', () => {
+    const witnessPolicy = twoOfThreePolicy(log.logKey);
+    takeEd25519Verifies();
+    verifyFetched({ ...cosignedInput(log, 0, [0, 1, 2]), witnessPolicy, nowSeconds: 2000 });
+    expect(takeEd25519Verifies()).toBe(4);
+    const verifier = createVerifier({ jwks, logKey: log.logKey, witnessPolicy });
+    takeEd25519Verifies();
+    for (let i = 0; i < log.versions.length; i++)
+      verifier.verifyFetched({ ...cosignedInput(log, i, [0, 1, 2]), nowSeconds: 2000 });
+    expect(takeEd25519Verifies()).toBe(log.versions.length + 1 + 2);
   });
 });

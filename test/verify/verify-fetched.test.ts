@@ -114,6 +114,7 @@ describe('src/verify/index.ts', () => {
       'createVerifier',
       'fetchVerified',
       'parseManifestRef',
+      'parseWitnessPolicy',
       'verifyFetched',
     ]);
   });
