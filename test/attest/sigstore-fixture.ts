@@ -135,6 +135,8 @@ export function runSigstoreVerify(input: {
   bundle: unknown;
   trustedRoot: unknown;
   keys: Record<string, unknown>;
+  /** Timestamps required (default 1: the log's signed entry timestamp). */
+  timestampThreshold?: number;
 }): SigstoreVerdict {
   const result = spawnSync(resolveNode22Binary(), [script], {
     input: JSON.stringify(input),
