@@ -5,6 +5,7 @@ export * from './jwk.ts';
 export { selectUsableKeys, type UsableJwks } from './jwks.ts';
 export * from './statement.ts';
 export {
+  checkStatement,
   signStatement,
   verifyAttestation,
   verifyAttestationSync,

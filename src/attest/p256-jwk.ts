@@ -105,3 +105,38 @@ export function exportSpkiDer(publicKey: KeyObject): Uint8Array {
 export function exportSpkiPem(publicKey: KeyObject): string {
   return String(publicKey.export({ format: 'pem', type: 'spki' }));
 }
+
+/** A usable bundle key: its public key object and the window (seconds) in which the registry signed with it. */
+export interface UsableBundleKey {
+  kid: string;
+  publicKey: KeyObject;
+  nbf: number;
+  exp?: number;
+}
+
+/**
+ * The P-256 bundle keys of a JWKS (or a list of keys): only public P-256 keys named by their RFC 7638 thumbprint, with
+ * a numeric nbf (a key without one is never valid, as in selectUsableKeys). Other entries (the Ed25519 JWS keys of
+ * the same JWKS) are left out.
+ */
+export function selectUsableBundleKeys(source: unknown): Map<string, UsableBundleKey> {
+  const keys: readonly unknown[] = Array.isArray(source)
+    ? source
+    : Array.isArray((source as { keys?: unknown } | undefined)?.keys)
+      ? ((source as { keys: unknown[] }).keys as unknown[])
+      : [];
+  const usable = new Map<string, UsableBundleKey>();
+  for (const entry of keys) {
+    const publicKey = importBundlePublicJwk(entry);
+    if (typeof publicKey === 'string') continue;
+    const { kid, nbf, exp } = entry as Record<string, unknown>;
+    const key: UsableBundleKey = {
+      kid: kid as string,
+      publicKey,
+      nbf: typeof nbf === 'number' && Number.isFinite(nbf) ? nbf : Number.POSITIVE_INFINITY,
+    };
+    if (exp !== undefined) key.exp = typeof exp === 'number' && !Number.isNaN(exp) ? exp : Number.NEGATIVE_INFINITY;
+    usable.set(key.kid, key);
+  }
+  return usable;
+}

@@ -6,7 +6,9 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import {
   assembleBundle,
+  buildBundleJwksKeys,
   buildBundleKeyring,
+  type BundleJwksKey,
   buildPublishStatement,
   buildTrustedRoot,
   type BundleSigningKey,
@@ -25,6 +27,7 @@ import { computeDigest } from '../../src/core/digest.ts';
 import {
   computeRootHash,
   createMemoryNodeStore,
+  formatVerifierString,
   generateInclusionProof,
   hashLeaf,
   type NoteSigner,
@@ -44,6 +47,10 @@ export interface LoggedBundle {
   bundle: SigstoreBundleJson;
   trustedRoot: TrustedRootJson;
   keys: Record<string, PublicKeyJson>;
+  /** The bundle key as a JWKS entry (nbf/exp), what our verifier pins. */
+  bundleJwks: BundleJwksKey[];
+  /** The log's C2SP verifier string. */
+  logVerifier: string;
   statement: Uint8Array;
   bundleKey: BundleSigningKey;
   logKey: SigningKey;
@@ -115,15 +122,28 @@ export function buildLoggedBundle(options: LoggedBundleOptions = {}): LoggedBund
   const trustedRoot = buildTrustedRoot([
     { baseUrl: publicUrl, origin, publicKey: logKey.publicKey, notBefore: now - 86_400 },
   ]);
-  const keys = buildBundleKeyring([
-    {
-      kid: bundleKey.kid,
-      publicJwk: bundleKey.publicJwk,
-      notBefore: options.keyNotBefore ?? now - 3600,
-      notAfter: options.keyNotAfter ?? null,
-    },
-  ]);
-  return { bundle, trustedRoot, keys, statement, bundleKey, logKey, origin, logIndex, leaf: entry.leaf };
+  const validity = {
+    kid: bundleKey.kid,
+    publicJwk: bundleKey.publicJwk,
+    notBefore: options.keyNotBefore ?? now - 3600,
+    notAfter: options.keyNotAfter ?? null,
+  };
+  const keys = buildBundleKeyring([validity]);
+  const bundleJwks = buildBundleJwksKeys([validity]);
+  const logVerifier = formatVerifierString(origin, logKey.publicKey);
+  return {
+    bundle,
+    trustedRoot,
+    keys,
+    bundleJwks,
+    logVerifier,
+    statement,
+    bundleKey,
+    logKey,
+    origin,
+    logIndex,
+    leaf: entry.leaf,
+  };
 }
 
 export type SigstoreVerdict = { ok: true } | { ok: false; code: string; message: string };
