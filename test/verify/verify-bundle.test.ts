@@ -7,7 +7,7 @@ import { buildJwks, createBundleSigningKey, createSigningKey } from '../../src/a
 import { computeDigest } from '../../src/core/digest.ts';
 import { isToolsealError } from '../../src/core/errors.ts';
 import { canonicalizeToBytes } from '../../src/pipeline/canonical.ts';
-import { verifyBundle, type VerifyBundleInput } from '../../src/verify/index.ts';
+import { verifyBundle, type VerifyBundleInput } from '../../src/verify/verify-bundle.ts';
 import {
   buildLoggedBundle,
   copyJson,
