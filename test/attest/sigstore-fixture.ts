@@ -3,6 +3,7 @@
 // Node ≥ 22 binary (test/fixtures/sigstore-verify.mjs).
 
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import {
   assembleBundle,
@@ -23,7 +24,6 @@ import {
   type SigstoreBundleJson,
   type TrustedRootJson,
 } from '../../src/attest/index.ts';
-import { computeDigest } from '../../src/core/digest.ts';
 import {
   computeRootHash,
   createMemoryNodeStore,
@@ -33,15 +33,18 @@ import {
   type NoteSigner,
   signCheckpoint,
 } from '../../src/log/index.ts';
-import { canonicalizeToBytes } from '../../src/pipeline/canonical.ts';
+import { runPipeline } from '../../src/pipeline/index.ts';
+import { repoPath } from '../helpers/pipeline-helpers.ts';
 import { resolveNode22Binary } from '../helpers/node22.ts';
 
 export const PUBLIC_URL = 'http://127.0.0.1:8787';
-export const NAME = 'io.github.acme/payments';
-export const VERSION = '1.2.0';
 
+/** The example payments manifest through the publish pipeline: the bytes a registry signs, stores and serves. */
+export const published = runPipeline(readFileSync(repoPath('manifests', 'payments.json')));
+export const NAME = published.name;
+export const VERSION = published.version;
 /** The manifest bytes the statement attests (they declare its name and version). */
-export const manifestBytes = canonicalizeToBytes({ name: NAME, version: VERSION, tools: [] });
+export const manifestBytes = published.canonicalBytes;
 
 export interface LoggedBundle {
   bundle: SigstoreBundleJson;
@@ -84,13 +87,13 @@ export function buildLoggedBundle(options: LoggedBundleOptions = {}): LoggedBund
       buildPublishStatement({
         name: NAME,
         version: VERSION,
-        digest: computeDigest(manifestBytes),
+        digest: published.digest,
         predicate: {
           registry: publicUrl,
           publisher: 'io.github.acme',
           storedAt: new Date(integratedTime * 1000).toISOString(),
           policy: 'p',
-          size: manifestBytes.byteLength,
+          size: published.size,
           previousDigest: null,
         },
       }),

@@ -14,6 +14,7 @@ import {
   type LoggedBundle,
   manifestBytes,
   NAME,
+  published,
   runSigstoreVerify,
   VERSION,
 } from '../attest/sigstore-fixture.ts';
@@ -65,7 +66,8 @@ describe('verifyBundle', () => {
       logIndex: genuine.logIndex,
       checkpoint: { origin: '127.0.0.1', size: 12 },
     });
-    expect(verified.manifest).toEqual({ name: NAME, version: VERSION, tools: [] });
+    expect(verified.manifest).toEqual(published.manifest);
+    expect(verified.digest).toBe(published.digest);
     expect(Buffer.from(JSON.stringify(verified.statement))).toEqual(
       Buffer.from(JSON.stringify(JSON.parse(genuine.statement.toString()))),
     );
