@@ -153,21 +153,32 @@ export type SigstoreVerdict = { ok: true } | { ok: false; code: string; message:
 
 const script = fileURLToPath(new URL('../fixtures/sigstore-verify.mjs', import.meta.url));
 
-/** Run @sigstore/verify on `input` in a child process on a Node ≥ 22 binary. */
-export function runSigstoreVerify(input: {
+export interface SigstoreCase {
   bundle: unknown;
   trustedRoot: unknown;
   keys: Record<string, unknown>;
   /** Timestamps required (default 1: the log's signed entry timestamp). */
   timestampThreshold?: number;
-}): SigstoreVerdict {
+}
+
+function runScript(input: unknown): unknown {
   const result = spawnSync(resolveNode22Binary(), [script], {
     input: JSON.stringify(input),
     encoding: 'utf8',
-    timeout: 60_000,
+    timeout: 120_000,
   });
   if (result.status !== 0) throw new Error(`sigstore-verify.mjs failed: ${result.stderr || result.error}`);
-  return JSON.parse(result.stdout) as SigstoreVerdict;
+  return JSON.parse(result.stdout);
+}
+
+/** Run @sigstore/verify on `input` in a child process on a Node ≥ 22 binary. */
+export function runSigstoreVerify(input: SigstoreCase): SigstoreVerdict {
+  return runScript(input) as SigstoreVerdict;
+}
+
+/** runSigstoreVerify for many cases in one child process, verdicts in the same order. */
+export function runSigstoreVerifyAll(cases: readonly SigstoreCase[]): SigstoreVerdict[] {
+  return runScript({ cases }) as SigstoreVerdict[];
 }
 
 /** A deep copy to alter. */
