@@ -94,6 +94,12 @@ export function verifyBundleAttestation(
   if (!verifyP256(envelope.pae, key.publicKey, envelope.signature)) {
     throw new ToolsealError('SIGNATURE_INVALID', 'the DSSE signature does not verify with the bundle key');
   }
+  try {
+    // The statement is read strictly (no duplicate member, no rounded number) before checkStatement reads it.
+    parseStrict(envelope.payload, { maxBytes: MAX_BUNDLE_BYTES, maxDepth: 16 });
+  } catch (cause) {
+    throw new ToolsealError('SIGNATURE_INVALID', 'the signed statement is not strict JSON', { cause });
+  }
   const verified = checkStatement(envelope.payload, key, key.kid, expected);
 
   const entries = material['tlogEntries'];

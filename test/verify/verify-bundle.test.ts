@@ -199,3 +199,16 @@ describe('verifyBundle', () => {
     );
   });
 });
+
+describe('verifyBundle on a statement that is not strict JSON', () => {
+  it('refuses a validly signed statement with a duplicate member (SIGNATURE_INVALID)', async () => {
+    const { signBundleEntry } = await import('../../src/attest/index.ts');
+    const text = genuine.statement.toString().replace('{"_type":', '{"_type":"x","_type":');
+    const entry = signBundleEntry(Buffer.from(text), genuine.bundleKey);
+    const bundle = copyJson(genuine.bundle);
+    bundle.dsseEnvelope = entry.envelope;
+    expect(() => verifyBundle(inputOf(genuine, bundle))).toThrow(
+      expect.objectContaining({ code: 'SIGNATURE_INVALID', message: 'the signed statement is not strict JSON' }),
+    );
+  });
+});
