@@ -354,10 +354,13 @@ function findKey(jwks: Jwks, kid: string): JwksKey {
   return jwk;
 }
 
-/** After the signature: the statement's shape, the key's validity at storedAt, the subject and the digest. */
-function checkStatement(
+/**
+ * After the signature: the statement's shape, the key's validity at storedAt, the subject and the digest. Shared by
+ * the JWS and the DSSE (Sigstore bundle) forms: any key with a JWKS validity window.
+ */
+export function checkStatement(
   payload: Uint8Array,
-  jwk: JwksKey,
+  jwk: { nbf: number; exp?: number },
   kid: string,
   expected: AttestationExpectation,
 ): VerifiedAttestation {

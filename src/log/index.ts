@@ -23,6 +23,7 @@ export type { MemoryNodeStore, MerkleNode, NodeReader } from './merkle.ts';
 export {
   ED25519_SIGNATURE_TYPE,
   computeKeyId,
+  computeLogKeyId,
   exportEd25519PublicKey,
   formatVerifierString,
   isValidKeyName,

@@ -117,13 +117,21 @@ function toRawPublicKey(publicKey: Uint8Array | KeyObject): Uint8Array {
 
 /** signed-note "Ed25519 signatures": key ID = SHA-256(name || 0x0A || 0x01 || public key)[:4], big-endian. */
 export function computeKeyId(name: string, publicKey: Uint8Array | KeyObject): number {
+  return Buffer.from(computeLogKeyId(name, publicKey)).readUInt32BE(0);
+}
+
+/**
+ * The whole 32-byte hash the signed-note key ID is cut from, SHA-256(name || 0x0A || 0x01 || public key): a log's
+ * identity where one is needed in full (a Sigstore bundle's `logId.keyId`, a trusted root's `checkpointKeyId`).
+ */
+export function computeLogKeyId(name: string, publicKey: Uint8Array | KeyObject): Uint8Array {
   const raw = toRawPublicKey(publicKey);
   const hash = createHash('sha256')
     .update(Buffer.from(name, 'utf8'))
     .update(new Uint8Array([0x0a, ED25519_SIGNATURE_TYPE]))
     .update(raw)
     .digest();
-  return hash.readUInt32BE(0);
+  return new Uint8Array(hash);
 }
 
 /** The verifier key string golang.org/x/mod/sumdb/note writes: name+hex8(key ID)+base64(0x01 || key). */

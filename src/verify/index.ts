@@ -4,6 +4,12 @@
 // stage validates the bytes as strictly as the strict parser with a scan (subject-scan.ts) that builds no tree; the
 // result's `manifest` is parsed when first read.
 //
+// Sigstore bundles: verifyBundle (verify-bundle.ts) runs the same stages over a bundle v0.3 instead of a JWS: pin,
+// the bundle stage (bundle-attestation.ts: DSSE signature by a pinned P-256 bundle key, keyid = hint, the statement
+// checked as for a JWS, the hashedrekord leaf rebuilt from the envelope and the key), subject, log evidence (the
+// rebuilt leaf proven up to a checkpoint of the pinned log, the entry's log id and signed entry timestamp checked).
+// Not exported here yet: the host façade exports exactly this index, and bundles are not served yet (docs/sigstore.md).
+//
 // Many manifests: createVerifier (verifier.ts) runs the same stages but keeps what it proved: a checkpoint note
 // verified once (checkpoint-cache.ts, by its exact text), the tree nodes its inclusion proofs established
 // (proven-nodes.ts), the JWKS selected and the log key parsed once. A checkpoint it has not seen is verified in
