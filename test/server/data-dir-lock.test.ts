@@ -21,9 +21,14 @@ function folder(): string {
   return dir;
 }
 
-/** A `sleep` whose background child has exited and is never reaped: resolves the zombie's pid. */
+/**
+ * A `sleep` whose background child has exited and is never reaped: resolves the zombie's pid. The child outlives the
+ * shell's `exec` (it exits after a second), so the shell can never reap it first; `sleep` never reaps.
+ */
 function startZombieParent(): Promise<number> {
-  const child = spawn('sh', ['-c', 'sh -c "exit 0" & echo $!; exec sleep 60'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const child = spawn('sh', ['-c', 'sh -c "sleep 1; exit 0" & echo $!; exec sleep 60'], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   children.push(child);
   return new Promise((resolve) => {
     child.stdout?.once('data', (chunk: Buffer) => resolve(Number(chunk.toString().trim())));
@@ -37,7 +42,11 @@ function startSleeper(): ChildProcess {
 }
 
 async function waitFor(check: () => boolean): Promise<void> {
-  while (!check()) await new Promise((resolve) => setTimeout(resolve, 10));
+  const deadline = Date.now() + 20_000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('the process never reached the awaited state');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }
 
 function writeLock(dir: string, pid: number, startedAt: string): void {
