@@ -3,12 +3,11 @@
 import type { Jwks, JwksKey } from '../attest/index.ts';
 import { computeDigest, isSha256Digest, type Sha256Digest } from '../core/digest.ts';
 import { ToolsealError } from '../core/errors.ts';
-import { isJsonObject, type JsonValue } from '../core/json.ts';
 import { normaliseRegistryUrl, RegistryClient } from '../client/registry-client.ts';
 import type { LockEntry } from '../lock/lockfile.ts';
-import { parseVerifierString, type NoteVerifier } from '../log/index.ts';
+import type { NoteVerifier } from '../log/index.ts';
 import { formatManifestRef, type ManifestRef, parseManifestRef } from '../protocol/manifest-ref.ts';
-import { attestationPath, attestationsByDigestPath, blobPath, ROUTES, versionPath } from '../protocol/routes.ts';
+import { attestationPath, attestationsByDigestPath, blobPath, versionPath } from '../protocol/routes.ts';
 import { type Binding, findBinding, parseBindings, selectBinding } from './bindings.ts';
 import { checkServedPin } from './pin.ts';
 import {
@@ -97,12 +96,12 @@ export interface FetchEngine {
 
 /** The registry's JWKS, fetched (TOFU). */
 export function fetchRegistryJwks(http: RegistryClient): Promise<Jwks> {
-  return http.getJson(ROUTES.jwks).then((value) => readJwks(value));
+  return http.jwks();
 }
 
 /** The registry's log key, fetched (TOFU). */
 export function fetchRegistryLogKey(http: RegistryClient): Promise<string> {
-  return http.getText(ROUTES.logKey).then(readLogKey);
+  return http.logKey();
 }
 
 const DEFAULT_ENGINE: FetchEngine = {
@@ -216,21 +215,4 @@ async function getBindings(http: RegistryClient, digest: Sha256Digest): Promise<
     if (error instanceof ToolsealError && error.code === 'NOT_FOUND') return [];
     throw error;
   }
-}
-
-function readJwks(value: JsonValue): Jwks {
-  if (!isJsonObject(value) || !Array.isArray(value['keys'])) {
-    throw new ToolsealError('FETCH_FAILED', 'the registry JWKS is not {"keys": [...]}');
-  }
-  return value as unknown as Jwks;
-}
-
-function readLogKey(text: string): string {
-  const key = text.trim();
-  try {
-    parseVerifierString(key);
-  } catch (cause) {
-    throw new ToolsealError('FETCH_FAILED', 'the registry log key is not a note verifier string', { cause });
-  }
-  return key;
 }
