@@ -4,7 +4,8 @@ import type { Jwks, JwksKey } from '../attest/index.ts';
 import { computeDigest, isSha256Digest, type Sha256Digest } from '../core/digest.ts';
 import { ToolsealError } from '../core/errors.ts';
 import { normaliseRegistryUrl, RegistryClient } from '../client/registry-client.ts';
-import type { LockEntry } from '../lock/lockfile.ts';
+import type { LockEntry, RegistryKeyPins } from '../lock/lockfile.ts';
+import { checkPinnedLogKey, refuseUnpinnedKey, selectPinnedKeys } from './key-pins.ts';
 import type { NoteVerifier } from '../log/index.ts';
 import { formatManifestRef, type ManifestRef, parseManifestRef } from '../protocol/manifest-ref.ts';
 import { attestationPath, attestationsByDigestPath, blobPath, versionPath } from '../protocol/routes.ts';
@@ -30,6 +31,11 @@ export interface FetchVerifiedOptions {
   expectedDigest?: Sha256Digest;
   /** A lockfile entry for the reference: its digest is pinned like expectedDigest. */
   lock?: Pick<LockEntry, 'digest'>;
+  /**
+   * The registry's keys as the lockfile pinned them: only these attestation keys verify, and the log key must be
+   * this one (KEY_NOT_PINNED otherwise).
+   */
+  registryKeys?: RegistryKeyPins;
   /** Per-request timeout in milliseconds (default 10 s). */
   timeoutMs?: number;
   /** Largest response accepted, in bytes (default 8 MiB). */
@@ -44,6 +50,8 @@ export interface FetchVerifiedOptions {
    * is the registry's word (its binding), not proven: a registry can also hide a yank.
    */
   yanked?: YankedPolicy;
+  /** Told what was verified (the evidence exactly as checked, and the result): the offline cache keeps it. */
+  onVerified?: (input: VerifyFetchedInput, result: FetchedManifest) => void;
 }
 
 export type YankedPolicy = 'allow' | 'refuse';
@@ -124,25 +132,46 @@ export async function fetchVerifiedWith(
     throw new ToolsealError('BAD_REQUEST', `the pinned digest ${JSON.stringify(pin)} is not sha256:<hex>`);
   const http = new RegistryClient(base, options);
   try {
-    const jwksPromise = startFetch(engine.jwks(http, options));
-    const logKeyPromise = startFetch(engine.logKey(http, options));
+    const pins = options.registryKeys;
+    const jwksPromise = startFetch(
+      Promise.resolve(engine.jwks(http, options)).then((jwks) => (pins ? selectPinnedKeys(jwks, pins) : jwks)),
+    );
+    const logKeyPromise = startFetch(
+      Promise.resolve(engine.logKey(http, options)).then((logKey) => {
+        if (pins) checkPinnedLogKey(logKey, pins, base);
+        return logKey;
+      }),
+    );
     const { bytes, attestation, binding, expected } =
       target.kind === 'version'
         ? await fetchByVersion(http, target, pin)
         : await fetchByDigest(http, target, pin, options.name);
     if (pin !== undefined) expected.digest = pin;
     if (binding !== undefined) expected.logIndex = binding.logIndex;
-    const verified = await engine.verify(http, {
+    const input: VerifyFetchedInput = {
       bytes,
       attestation,
       inclusion: binding?.inclusion,
       jwks: await jwksPromise,
       logKey: await logKeyPromise,
       expected,
-    });
+    };
+    let verified: VerifiedManifest;
+    try {
+      verified = await engine.verify(http, input);
+    } catch (error) {
+      throw pins ? refuseUnpinnedKey(error, base) : error;
+    }
     const status = binding?.status;
     if (status === 'yanked' && options.yanked === 'refuse') throw refuseYanked(verified, binding?.yankReason);
-    return { ...verified, registry: base, status, yankReason: status === 'yanked' ? binding?.yankReason : undefined };
+    const result = {
+      ...verified,
+      registry: base,
+      status,
+      yankReason: status === 'yanked' ? binding?.yankReason : undefined,
+    };
+    options.onVerified?.(input, result);
+    return result;
   } finally {
     http.abortAll(); // a refusal may leave requests in flight (keys, proofs): nothing outlives the call
   }
