@@ -42,7 +42,7 @@ export interface FetchVerifiedOptions {
   maxResponseBytes?: number;
   /** Abort everything. */
   signal?: AbortSignal;
-  /** The fetch implementation (default globalThis.fetch). */
+  /** A fetch to send requests with (default: node:http(s) over the registry client's shared keep-alive pool). */
   fetch?: typeof fetch;
   /**
    * A version the registry reports yanked: 'allow' (default) returns it, with `status: 'yanked'` and the reason on
