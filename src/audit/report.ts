@@ -118,7 +118,10 @@ export function addProblem(report: AuditReport, code: AuditProblemCode, message:
  */
 export function describeFetchFailure(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
-  const reason = (error as { cause?: { cause?: unknown } } | null)?.cause?.cause;
+  // fetch wraps the transport's error once more than node:http does
+  const cause = (error as { cause?: { cause?: unknown; code?: unknown } } | null)?.cause;
+  const reason =
+    cause instanceof Error && typeof (cause as { code?: unknown }).code === 'string' ? cause : cause?.cause;
   const code = (reason as { code?: unknown } | null | undefined)?.code;
   if (typeof code === 'string') return `${message} (${code})`;
   return reason instanceof Error && reason.message !== '' ? `${message} (${reason.message})` : message;

@@ -3,8 +3,9 @@
 
 import { type CallGate, GuardSession, ToolGuard } from '../guard/index.ts';
 import { startHttpGuard } from '../guard/http-guard.ts';
-import { fetchVerified, type FetchVerifiedOptions } from '../verify/index.ts';
+import type { FetchVerifiedOptions } from '../verify/index.ts';
 import { UsageError, type ExitCode } from './output.ts';
+import { fetchGuardManifest } from './verify.ts';
 
 export const guardHttpUsage = `toolseal guard --manifest NAME@VERSION --registry URL --upstream URL --listen 127.0.0.1:PORT [--allow-origin ORIGIN]... [--locked] [--lock FILE] [--log-key KEY] [--jwks FILE] [--strict] [--policy FILE --host-token T]
   The same guard for a remote (Streamable HTTP) MCP server: verifies NAME@VERSION, then serves the local endpoint
@@ -71,7 +72,7 @@ export async function runHttpGuard(
   const { port } = checkHttpGuardValues(values, command);
   const target = await resolveTarget();
   // Verify before listening: a manifest that does not verify never gets a session.
-  const verified = await fetchVerified(target.registry, target.ref, target.options);
+  const verified = await fetchGuardManifest(target);
   const strict = values.strict ?? false;
   // With a policy, whoami first: a token the registry refuses (or not a host's) fails before the guard listens.
   const gate = await target.openGate(verified.bytes, verified.statement.predicate.registry);

@@ -4,12 +4,13 @@ import { parseArgs } from 'node:util';
 import { ApprovalsClient } from '../client/approvals.ts';
 import { CallGate, ToolGuard, readGuardPolicy, startStdioGuard, type GuardPolicy } from '../guard/index.ts';
 import { DEFAULT_LOCKFILE_NAME } from '../lock/lockfile.ts';
-import { fetchVerified, parseManifestRef, type FetchVerifiedOptions } from '../verify/index.ts';
+import { parseManifestRef, type FetchVerifiedOptions } from '../verify/index.ts';
 import { resolveRegistryUrl, userWorkingDirectory } from './config.ts';
 import { UsageError, type ExitCode } from './output.ts';
 import { readUserFile } from './user-files.ts';
 import { guardHttpUsage, runHttpGuard } from './guard-http.ts';
 import {
+  fetchGuardManifest,
   hostCommandOptions,
   readJwksFile,
   readWitnessPolicyFile,
@@ -35,7 +36,10 @@ export const guardUsage = `toolseal guard --manifest NAME@VERSION --registry URL
   --host-token T    the registry host token guard asks for and consumes approvals with (its host's name is the
                     approvals' audience); TOOLSEAL_HOST_TOKEN may stand for it; required with --policy
   As in toolseal verify:
-  --locked      also require the digest pinned for NAME@VERSION in the lockfile (PIN_MISMATCH otherwise)
+  --locked      also require the digest pinned for NAME@VERSION in the lockfile (PIN_MISMATCH otherwise) and the
+                registry's keys pinned with it (KEY_NOT_PINNED otherwise); when the registry cannot be reached,
+                start from the offline cache (TOOLSEAL_CACHE_DIR, else $XDG_CACHE_HOME/toolseal, else
+                ~/.cache/toolseal) once the cached copy verifies again offline ({"event":"offline"} on stderr)
   --lock FILE   the lockfile (default ./${DEFAULT_LOCKFILE_NAME}); its registry is used when --registry is not given
   --log-key K   pin the log's note verifier key (else fetched from the registry: trust on first use)
   --witness-policy FILE  a C2SP tlog-policy: the checkpoint must carry its witness quorum (else WITNESS_QUORUM)
@@ -111,7 +115,7 @@ export async function runGuardCommand(args: string[]): Promise<ExitCode> {
   const target = await resolveGuardTarget(values.manifest, hostValues);
 
   // Verify before the server starts: a manifest that does not verify never gets a session.
-  const verified = await fetchVerified(target.registry, target.ref, target.options);
+  const verified = await fetchGuardManifest(target);
   const guard = new ToolGuard(verified.bytes, { strict: values.strict ?? false, expectedDigest: verified.digest });
   // With a policy, whoami first: a token the registry refuses (or one that is not a host's) fails before the server starts.
   const gate = await openCallGate(

@@ -83,6 +83,7 @@ export async function runServeCommand(args: string[]): Promise<ExitCode> {
   try {
     const lines = [
       `toolseal registry listening on ${server.url}`,
+      `  web pages: ${server.url}/  (transparency log ${server.url}/ui/log, approvals ${server.url}/ui/approvals)`,
       `  data: ${databaseUrl === undefined ? dataDir : redactDatabaseUrl(databaseUrl)}  keys: ${keysDir}  signing key: ${server.registry.activeKid}  pipeline workers: ${server.pipelineWorkers}  writer thread: ${server.writerThread ? 'yes' : 'no'}`,
     ];
     const role = server.registry.sequencingRole;

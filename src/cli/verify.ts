@@ -22,6 +22,9 @@ import { UsageError, writeStdout, type ExitCode } from './output.ts';
 import { readUserFile, withUserFile } from './user-files.ts';
 import { escapePointerToken } from '../core/json-pointer.ts';
 import { createVerifier, parseWitnessPolicy, type WitnessPolicy } from '../verify/index.ts';
+import { fetchVerifiedOrCached } from '../verify/manifest-cache.ts';
+import { getRegistryKeyPins } from '../lock/lockfile.ts';
+import { normaliseRegistryUrl } from '../client/registry-client.ts';
 
 export const verifyUsage = `toolseal verify NAME@VERSION --registry URL [--locked] [--lock FILE] [--log-key KEY] [--jwks FILE] [--witness-policy FILE]
 toolseal verify --locked --all [--registry URL] [--lock FILE] [--log-key KEY] [--jwks FILE] [--witness-policy FILE]
@@ -129,6 +132,9 @@ export async function resolveHostTarget(
   const timeout = parsePositiveInteger(values.timeout, '--timeout');
   if (timeout !== undefined) options.timeoutMs = timeout;
   if (mode.locked && lockEntry !== undefined) options.lock = lockEntry;
+  // --locked also holds the registry to the keys pinned with the entry (KEY_NOT_PINNED for any other).
+  const registryKeys = mode.locked ? getRegistryKeyPins(lock, normaliseRegistryUrl(registry)) : undefined;
+  if (registryKeys !== undefined) options.registryKeys = registryKeys;
   return { name, version, lockPath, lock, lockEntry, registry, options };
 }
 
@@ -214,7 +220,12 @@ async function runVerifyAll(positionals: readonly string[], values: HostCommandV
   for (const [key, entry] of Object.entries(lock.manifests)) {
     const registry = resolveRegistryUrl(explicitRegistry ?? entry.registry ?? lock.registry);
     try {
-      const result = await verifier.fetchVerified(registry, key, { ...options, lock: entry });
+      const registryKeys = getRegistryKeyPins(lock, normaliseRegistryUrl(registry));
+      const result = await verifier.fetchVerified(registry, key, {
+        ...options,
+        lock: entry,
+        ...(registryKeys === undefined ? {} : { registryKeys }),
+      });
       await writeStdout(`${JSON.stringify({ verified: true, locked: true, ...describeVerified(result) })}\n`);
       warnIfYanked(result, true);
     } catch (error) {
@@ -232,4 +243,27 @@ async function runVerifyAll(positionals: readonly string[], values: HostCommandV
 function parseLockKey(key: string): { name: string; version: string } {
   const at = key.lastIndexOf('@');
   return at < 0 ? { name: key, version: '' } : { name: key.slice(0, at), version: key.slice(at + 1) };
+}
+
+/**
+ * The manifest guard starts from (stdio and HTTP): fetched and verified, and kept in the offline cache; with
+ * --locked and the registry unreachable, the cached copy verified again offline, said on stderr as one JSON line
+ * ({"event":"offline",…}).
+ */
+export function fetchGuardManifest(target: {
+  registry: string;
+  ref: string;
+  options: FetchVerifiedOptions;
+}): Promise<FetchedManifest> {
+  return fetchVerifiedOrCached(target.registry, target.ref, {
+    ...target.options,
+    onOfflineStart: (start) =>
+      process.stderr.write(
+        `${JSON.stringify({
+          event: 'offline',
+          message: 'the registry could not be reached: starting from the cached copy, verified again offline',
+          ...start,
+        })}\n`,
+      ),
+  });
 }

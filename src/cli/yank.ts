@@ -1,8 +1,8 @@
 // `toolseal yank NAME@VERSION --reason TEXT`: mark a version yanked as its publisher (the bytes stay served; the yank
-// is a log entry). Prints the registry's answer as one JSON object; refusals are relayed as `toolseal publish` does.
+// is a log entry). Prints the registry's answer as one JSON object; refusals are relayed by the registry client.
 
 import { parseArgs } from 'node:util';
-import { requestYank } from '../client/yank.ts';
+import { RegistryClient } from '../client/registry-client.ts';
 import { type ManifestRef, parseManifestRef } from '../protocol/manifest-ref.ts';
 import { resolveRegistryUrl, resolveToken } from './config.ts';
 import { UsageError, writeStdout, type ExitCode } from './output.ts';
@@ -24,7 +24,7 @@ export async function runYankCommand(args: string[]): Promise<ExitCode> {
   if (ref.kind !== 'version') throw new UsageError(`yank needs NAME@VERSION, not a digest`);
   const registry = resolveRegistryUrl(values.registry);
   const token = resolveToken(values.token);
-  const answer = await requestYank(registry, ref.name, ref.version, { token, reason: values.reason });
+  const answer = await new RegistryClient(registry, { token }).yank(ref.name, ref.version, values.reason);
   await writeStdout(`${JSON.stringify(answer)}\n`);
   return 0;
 }

@@ -42,6 +42,8 @@ export const ERROR_CODES = [
   'STORAGE_UNAVAILABLE',
   // several processes on one database (issue 16 §2): no process sequenced the write in time; nothing was written
   'SEQUENCER_UNAVAILABLE',
+  // backpressure (issue 24 §3): too many writes in flight; nothing was written, retry after Retry-After
+  'SERVER_BUSY',
   // HTTP transport: refused by the server's HTTP parser before any route runs
   'HEADERS_TOO_LARGE',
   'REQUEST_TIMEOUT',
@@ -60,6 +62,8 @@ export const ERROR_CODES = [
   'DISPATCH_MISMATCH',
   'FETCH_FAILED',
   'VERSION_YANKED',
+  // a registry's signing keys or log key are not the ones the lockfile pinned (issue 23 §6)
+  'KEY_NOT_PINNED',
   // call arguments and action digests (dispatch)
   'ARGUMENTS_INVALID',
   'MONEY_INVALID',
@@ -74,6 +78,8 @@ export const ERROR_CODES = [
   'APPROVAL_REQUIRED',
   // command line
   'FILE_NOT_FOUND',
+  // a --data folder that holds no registry (only serve and migrate create one)
+  'NO_REGISTRY',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

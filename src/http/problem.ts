@@ -40,6 +40,7 @@ export const httpStatusByCode = {
   DATA_DIR_LOCKED: 409,
   STORAGE_UNAVAILABLE: 503,
   SEQUENCER_UNAVAILABLE: 503,
+  SERVER_BUSY: 503,
   HEADERS_TOO_LARGE: 431,
   REQUEST_TIMEOUT: 408,
   LOG_INCONSISTENT: 500,
@@ -54,6 +55,7 @@ export const httpStatusByCode = {
   DISPATCH_MISMATCH: 422,
   FETCH_FAILED: 502,
   VERSION_YANKED: 409,
+  KEY_NOT_PINNED: 502,
   ARGUMENTS_INVALID: 422,
   MONEY_INVALID: 422,
   MONEY_CEILING_EXCEEDED: 422,
@@ -65,6 +67,7 @@ export const httpStatusByCode = {
   APPROVAL_DECIDED: 409,
   APPROVAL_REQUIRED: 403,
   FILE_NOT_FOUND: 404,
+  NO_REGISTRY: 404,
 } as const satisfies Record<ErrorCode, number>;
 
 /** The problem response for `code` (RFC 9457 §3: type, title, status, detail; plus code and pointer). */

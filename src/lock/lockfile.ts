@@ -3,14 +3,18 @@
 // {
 //   "lockfileVersion": 1,
 //   "registry": "http://127.0.0.1:8787",            optional: the default registry for entries
+//   "registryKeys": {                                 optional: each registry's keys as `pin` found them
+//     "http://127.0.0.1:8787": { "attestationKeys": ["<RFC 7638 thumbprint>", …], "logKey": "<C2SP verifier>" }
+//   },
 //   "manifests": {
 //     "io.github.acme/payments@1.2.0": { "digest": "sha256:…", "kid": "…", "logIndex": 3, "registry": "http://…" }
 //   }
 // }
 // Written with a fixed key order (top level and entries as above, manifests sorted by UTF-16 code units),
 // 2-space indent and a trailing newline, atomically; so a re-pin of the same content is a byte-identical file
-// and diffs stay one entry long. Only `digest` is enforced by --locked checks: kid and logIndex record the
-// evidence the pin was made with (an auditor can look both up), and registry where it came from.
+// and diffs stay one entry long. --locked enforces `digest`, and a registry's pinned keys (a manifest signed with
+// another attestation key, or a log under another key, is KEY_NOT_PINNED); kid and logIndex record the evidence the
+// pin was made with (an auditor can look both up), and registry where it came from.
 
 import { readFile } from 'node:fs/promises';
 import { ToolsealError } from '../core/errors.ts';
@@ -19,7 +23,7 @@ import { writeFileAtomic } from './atomic-file.ts';
 import { formatManifestRef, parseManifestRef } from '../protocol/manifest-ref.ts';
 import { formatPointer } from '../core/json-pointer.ts';
 import { compareUtf16 } from '../core/text.ts';
-import { isJsonObject } from '../core/json.ts';
+import { isJsonObject, type JsonValue } from '../core/json.ts';
 
 export const LOCKFILE_VERSION = 1;
 /** The default lockfile name, in the current directory. */
@@ -32,9 +36,19 @@ export interface LockEntry {
   registry: string;
 }
 
+/** A registry's keys as `pin` found them: what `--locked` accepts from that registry. */
+export interface RegistryKeyPins {
+  /** RFC 7638 thumbprints (the kids) of the attestation keys the registry's JWKS offered, sorted. */
+  attestationKeys: string[];
+  /** The log's C2SP note verifier string (GET /v1/log/key). */
+  logKey: string;
+}
+
 export interface Lockfile {
   lockfileVersion: typeof LOCKFILE_VERSION;
   registry?: string;
+  /** Keyed by the registry's base URL (as in the entries' `registry`). */
+  registryKeys?: Record<string, RegistryKeyPins>;
   /** Keyed by `namespace/name@version`. */
   manifests: Record<string, LockEntry>;
 }
@@ -73,7 +87,7 @@ export function parseLockfile(data: string | Uint8Array): Lockfile {
   const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
   const value = parseStrict(bytes, { maxBytes: 64 * 1024 * 1024, maxDepth: 16 }).value;
   if (!isJsonObject(value)) invalid('expected an object', []);
-  checkMembers(value, ['lockfileVersion', 'registry', 'manifests'], []);
+  checkMembers(value, ['lockfileVersion', 'registry', 'registryKeys', 'manifests'], []);
   if (value['lockfileVersion'] !== LOCKFILE_VERSION)
     invalid(`lockfileVersion must be ${LOCKFILE_VERSION}`, ['lockfileVersion']);
   const registry = value['registry'];
@@ -81,6 +95,7 @@ export function parseLockfile(data: string | Uint8Array): Lockfile {
   const manifests = value['manifests'];
   if (!isJsonObject(manifests)) invalid('manifests must be an object', ['manifests']);
   const lock: Lockfile = emptyLockfile(registry as string | undefined);
+  if (value['registryKeys'] !== undefined) lock.registryKeys = parseRegistryKeys(value['registryKeys']);
   for (const [key, entry] of Object.entries(manifests)) {
     const tokens = ['manifests', key];
     let ref: ReturnType<typeof parseManifestRef>;
@@ -103,6 +118,29 @@ export function parseLockfile(data: string | Uint8Array): Lockfile {
   return lock;
 }
 
+function parseRegistryKeys(value: JsonValue): Record<string, RegistryKeyPins> {
+  if (!isJsonObject(value)) invalid('registryKeys must be an object', ['registryKeys']);
+  const pins: Record<string, RegistryKeyPins> = {};
+  for (const [url, entry] of Object.entries(value)) {
+    const tokens = ['registryKeys', url];
+    if (!isRegistryUrl(url)) invalid('registryKeys are keyed by http(s) registry URLs', tokens);
+    if (!isJsonObject(entry)) invalid('a registry key pin must be an object', tokens);
+    checkMembers(entry, ['attestationKeys', 'logKey'], tokens);
+    const { attestationKeys, logKey } = entry;
+    if (!Array.isArray(attestationKeys) || !attestationKeys.every((kid) => typeof kid === 'string' && kid !== ''))
+      invalid('attestationKeys must be a list of key thumbprints', [...tokens, 'attestationKeys']);
+    if (typeof logKey !== 'string' || logKey === '')
+      invalid('logKey must be a non-empty string', [...tokens, 'logKey']);
+    Object.defineProperty(pins, url, {
+      value: { attestationKeys: [...(attestationKeys as string[])].sort(compareUtf16), logKey },
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return pins;
+}
+
 /** Own, enumerable, even for a key such as `__proto__` (which parseManifestRef refuses anyway). */
 function defineEntry(target: Record<string, LockEntry>, key: string, entry: LockEntry): void {
   Object.defineProperty(target, key, { value: entry, enumerable: true, writable: true, configurable: true });
@@ -120,10 +158,20 @@ export function formatLockfile(lock: Lockfile): string {
       registry: entry.registry,
     });
   }
-  const ordered =
-    lock.registry === undefined
-      ? { lockfileVersion: lock.lockfileVersion, manifests }
-      : { lockfileVersion: lock.lockfileVersion, registry: lock.registry, manifests };
+  const ordered: Record<string, unknown> = { lockfileVersion: lock.lockfileVersion };
+  if (lock.registry !== undefined) ordered['registry'] = lock.registry;
+  if (lock.registryKeys !== undefined && Object.keys(lock.registryKeys).length > 0) {
+    const registryKeys: Record<string, RegistryKeyPins> = {};
+    for (const url of Object.keys(lock.registryKeys).sort(compareUtf16)) {
+      const pins = lock.registryKeys[url]!;
+      Object.defineProperty(registryKeys, url, {
+        value: { attestationKeys: [...pins.attestationKeys].sort(compareUtf16), logKey: pins.logKey },
+        enumerable: true,
+      });
+    }
+    ordered['registryKeys'] = registryKeys;
+  }
+  ordered['manifests'] = manifests;
   return `${JSON.stringify(ordered, null, 2)}\n`;
 }
 
@@ -161,4 +209,24 @@ export function setLockEntry(lock: Lockfile, name: string, version: string, entr
     registry: entry.registry,
   });
   return { ...lock, manifests };
+}
+
+/** The keys pinned for the registry at `registry` (its base URL), if any. */
+export function getRegistryKeyPins(lock: Lockfile | undefined, registry: string): RegistryKeyPins | undefined {
+  const pins = lock?.registryKeys;
+  return pins !== undefined && Object.hasOwn(pins, registry) ? pins[registry] : undefined;
+}
+
+/** A new lockfile with the keys of `registry` pinned as `pins`; the input is not changed. */
+export function setRegistryKeyPins(lock: Lockfile, registry: string, pins: RegistryKeyPins): Lockfile {
+  const registryKeys: Record<string, RegistryKeyPins> = {};
+  for (const [url, value] of Object.entries(lock.registryKeys ?? {}))
+    Object.defineProperty(registryKeys, url, { value, enumerable: true, writable: true, configurable: true });
+  Object.defineProperty(registryKeys, registry, {
+    value: { attestationKeys: [...pins.attestationKeys].sort(compareUtf16), logKey: pins.logKey },
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  });
+  return { ...lock, registryKeys };
 }

@@ -1,7 +1,8 @@
 // RFC 9457 problem details as toolseal's HTTP API sends them, and how a client reads one without trusting it.
 
 import { type ErrorCode, isErrorCode } from '../core/errors.ts';
-import { isJsonObject } from '../core/json.ts';
+import { isJsonObject, type JsonValue } from '../core/json.ts';
+import { parseStrict } from '../pipeline/parse.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
@@ -36,7 +37,9 @@ export const CLIENT_SIDE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'DIGEST_MISMATCH',
   'FETCH_FAILED',
   'VERSION_YANKED',
+  'KEY_NOT_PINNED',
   'FILE_NOT_FOUND',
+  'NO_REGISTRY',
 ]);
 
 /** A code a registry may refuse with (pipeline, auth, conflicts…), and so one a client may relay as is. */
@@ -44,24 +47,33 @@ export function isRegistryRefusalCode(code: unknown): code is ErrorCode {
   return isErrorCode(code) && !CLIENT_SIDE_CODES.has(code);
 }
 
-/** What a client takes from a non-2xx body: strings only, each bounded; never throws. */
+/** What a client takes from a non-2xx body: strings only, never throws. */
 export interface ReadProblem {
   code: string | undefined;
+  /** The whole detail: never cut short (the body itself is read within a byte limit). */
   detail: string | undefined;
   pointer: string | undefined;
 }
 
-/** Read a problem body leniently (it may be anything: a proxy's HTML, truncated JSON). */
+/**
+ * Read a problem body once, with the strict parser (a duplicated `code` is no code), leniently: it may be anything
+ * (a proxy's HTML, truncated JSON), and then has no code, detail or pointer. A code longer than any of ours is none.
+ */
 export function readProblem(body: Uint8Array): ReadProblem {
-  let parsed: unknown;
+  let parsed: JsonValue | undefined;
   try {
-    parsed = JSON.parse(new TextDecoder().decode(body));
+    parsed = parseStrict(body).value;
   } catch {
     parsed = undefined;
   }
-  const text = (key: string, limit: number): string | undefined => {
+  const text = (key: string): string | undefined => {
     const value = isJsonObject(parsed) ? parsed[key] : undefined;
-    return typeof value === 'string' ? value.slice(0, limit) : undefined;
+    return typeof value === 'string' ? value : undefined;
   };
-  return { code: text('code', 40), detail: text('detail', 200), pointer: text('pointer', 1000) };
+  const code = text('code');
+  return {
+    code: code !== undefined && code.length <= 40 ? code : undefined,
+    detail: text('detail'),
+    pointer: text('pointer'),
+  };
 }

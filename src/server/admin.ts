@@ -40,17 +40,31 @@ function withStore<T>(dataDir: string, work: (store: Store) => Promise<T> | T): 
     .finally(() => store.close());
 }
 
-/** Like withStore, but NOT_FOUND (and nothing created) when the folder holds no registry database. */
+/**
+ * NO_REGISTRY, naming the folder, when `dataDir` holds no registry database: only `serve` and `migrate` create one,
+ * so an admin command run from the wrong folder never leaves an empty registry behind (issue 23 §7).
+ */
+function checkRegistryExists(dataDir: string): void {
+  if (isDatabaseUrl(dataDir) || existsSync(databaseFileOf(dataDir))) return;
+  throw new ToolsealError(
+    'NO_REGISTRY',
+    `no registry in ${dataDir}: give the --data folder of a registry, or create one there with toolseal migrate`,
+  );
+}
+
+/** Like withStore, but NO_REGISTRY (and nothing created) when the folder holds no registry database. */
 function withExistingStore<T>(dataDir: string, work: (store: Store) => Promise<T> | T): Promise<T> {
-  if (!isDatabaseUrl(dataDir) && !existsSync(databaseFileOf(dataDir))) {
-    return Promise.reject(new ToolsealError('NOT_FOUND', `no registry database in ${dataDir}`));
+  try {
+    checkRegistryExists(dataDir);
+  } catch (error) {
+    return Promise.reject(error);
   }
   return withStore(dataDir, work);
 }
 
 /** Create a publisher owning `namespace`; the token is returned once (only its hash is stored). */
 export function addPublisher(dataDir: string, namespace: string): Promise<{ namespace: string; token: string }> {
-  return withStore(dataDir, (store) => {
+  return withExistingStore(dataDir, (store) => {
     const { publisher, token } = createPublisher(store, namespace);
     return { namespace: publisher.namespace, token };
   });
@@ -83,7 +97,7 @@ export function addPrincipal(
   kind: PrincipalKind,
   name: string,
 ): Promise<{ kind: PrincipalKind; name: string; token: string }> {
-  return withStore(dataDir, (store) => {
+  return withExistingStore(dataDir, (store) => {
     const { principal, token } = createPrincipal(store, kind, name);
     return { kind, name: principal.name, token };
   });
@@ -109,7 +123,7 @@ export function rotateSigningKey(options: {
   keysDir: string;
   origin: string;
 }): Promise<{ retired: string; active: string }> {
-  return withStore(options.dataDir, (store) =>
+  return withExistingStore(options.dataDir, (store) =>
     openRegistry({ store, keysDir: options.keysDir, origin: options.origin }).rotateSigningKey(),
   );
 }
@@ -119,6 +133,7 @@ export function rotateSigningKey(options: {
  * keys folder is not in it (docs/deploy.md: back it up separately). Restore: that file as `<data>/toolseal.db`.
  */
 export function backupRegistry(options: { dataDir: string; out: string }): Promise<DatabaseBackup> {
+  checkRegistryExists(options.dataDir);
   return backupDatabase(options.dataDir, options.out);
 }
 
@@ -130,9 +145,7 @@ export function backupRegistry(options: { dataDir: string; out: string }): Promi
 export async function checkRegistry(options: { dataDir: string; keysDir: string }): Promise<FsckReport> {
   // `dataDir` may be a database URL: the PostgreSQL store (its structure check: triggers, amcheck when installed).
   const onUrl = isDatabaseUrl(options.dataDir);
-  if (!onUrl && !existsSync(databaseFileOf(options.dataDir))) {
-    throw new ToolsealError('NOT_FOUND', `no registry database in ${options.dataDir}`);
-  }
+  if (!onUrl) checkRegistryExists(options.dataDir);
   let store: Store;
   try {
     store = openStoreFor(options.dataDir);

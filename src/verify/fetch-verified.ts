@@ -3,12 +3,12 @@
 import type { Jwks, JwksKey } from '../attest/index.ts';
 import { computeDigest, isSha256Digest, type Sha256Digest } from '../core/digest.ts';
 import { ToolsealError } from '../core/errors.ts';
-import { isJsonObject, type JsonValue } from '../core/json.ts';
 import { normaliseRegistryUrl, RegistryClient } from '../client/registry-client.ts';
-import type { LockEntry } from '../lock/lockfile.ts';
-import { parseVerifierString, type NoteVerifier, type WitnessPolicy } from '../log/index.ts';
+import type { LockEntry, RegistryKeyPins } from '../lock/lockfile.ts';
+import { checkPinnedLogKey, refuseUnpinnedKey, selectPinnedKeys } from './key-pins.ts';
+import type { NoteVerifier, WitnessPolicy } from '../log/index.ts';
 import { formatManifestRef, type ManifestRef, parseManifestRef } from '../protocol/manifest-ref.ts';
-import { attestationPath, attestationsByDigestPath, blobPath, ROUTES, versionPath } from '../protocol/routes.ts';
+import { attestationPath, attestationsByDigestPath, blobPath, versionPath } from '../protocol/routes.ts';
 import { type Binding, findBinding, parseBindings, selectBinding } from './bindings.ts';
 import { checkServedPin } from './pin.ts';
 import {
@@ -31,13 +31,18 @@ export interface FetchVerifiedOptions {
   expectedDigest?: Sha256Digest;
   /** A lockfile entry for the reference: its digest is pinned like expectedDigest. */
   lock?: Pick<LockEntry, 'digest'>;
+  /**
+   * The registry's keys as the lockfile pinned them: only these attestation keys verify, and the log key must be
+   * this one (KEY_NOT_PINNED otherwise).
+   */
+  registryKeys?: RegistryKeyPins;
   /** Per-request timeout in milliseconds (default 10 s). */
   timeoutMs?: number;
   /** Largest response accepted, in bytes (default 8 MiB). */
   maxResponseBytes?: number;
   /** Abort everything. */
   signal?: AbortSignal;
-  /** The fetch implementation (default globalThis.fetch). */
+  /** A fetch to send requests with (default: node:http(s) over the registry client's shared keep-alive pool). */
   fetch?: typeof fetch;
   /**
    * A version the registry reports yanked: 'allow' (default) returns it, with `status: 'yanked'` and the reason on
@@ -47,6 +52,8 @@ export interface FetchVerifiedOptions {
   yanked?: YankedPolicy;
   /** A C2SP tlog-policy (parseWitnessPolicy) the checkpoint must meet: else WITNESS_QUORUM. */
   witnessPolicy?: WitnessPolicy;
+  /** Told what was verified (the evidence exactly as checked, and the result): the offline cache keeps it. */
+  onVerified?: (input: VerifyFetchedInput, result: FetchedManifest) => void;
 }
 
 export type YankedPolicy = 'allow' | 'refuse';
@@ -99,12 +106,12 @@ export interface FetchEngine {
 
 /** The registry's JWKS, fetched (TOFU). */
 export function fetchRegistryJwks(http: RegistryClient): Promise<Jwks> {
-  return http.getJson(ROUTES.jwks).then((value) => readJwks(value));
+  return http.jwks();
 }
 
 /** The registry's log key, fetched (TOFU). */
 export function fetchRegistryLogKey(http: RegistryClient): Promise<string> {
-  return http.getText(ROUTES.logKey).then(readLogKey);
+  return http.logKey();
 }
 
 const DEFAULT_ENGINE: FetchEngine = {
@@ -127,15 +134,23 @@ export async function fetchVerifiedWith(
     throw new ToolsealError('BAD_REQUEST', `the pinned digest ${JSON.stringify(pin)} is not sha256:<hex>`);
   const http = new RegistryClient(base, options);
   try {
-    const jwksPromise = startFetch(engine.jwks(http, options));
-    const logKeyPromise = startFetch(engine.logKey(http, options));
+    const pins = options.registryKeys;
+    const jwksPromise = startFetch(
+      Promise.resolve(engine.jwks(http, options)).then((jwks) => (pins ? selectPinnedKeys(jwks, pins) : jwks)),
+    );
+    const logKeyPromise = startFetch(
+      Promise.resolve(engine.logKey(http, options)).then((logKey) => {
+        if (pins) checkPinnedLogKey(logKey, pins, base);
+        return logKey;
+      }),
+    );
     const { bytes, attestation, binding, expected } =
       target.kind === 'version'
         ? await fetchByVersion(http, target, pin)
         : await fetchByDigest(http, target, pin, options.name);
     if (pin !== undefined) expected.digest = pin;
     if (binding !== undefined) expected.logIndex = binding.logIndex;
-    const verified = await engine.verify(http, {
+    const input: VerifyFetchedInput = {
       bytes,
       attestation,
       inclusion: binding?.inclusion,
@@ -143,10 +158,23 @@ export async function fetchVerifiedWith(
       logKey: await logKeyPromise,
       expected,
       ...(options.witnessPolicy === undefined ? {} : { witnessPolicy: options.witnessPolicy }),
-    });
+    };
+    let verified: VerifiedManifest;
+    try {
+      verified = await engine.verify(http, input);
+    } catch (error) {
+      throw pins ? refuseUnpinnedKey(error, base) : error;
+    }
     const status = binding?.status;
     if (status === 'yanked' && options.yanked === 'refuse') throw refuseYanked(verified, binding?.yankReason);
-    return { ...verified, registry: base, status, yankReason: status === 'yanked' ? binding?.yankReason : undefined };
+    const result = {
+      ...verified,
+      registry: base,
+      status,
+      yankReason: status === 'yanked' ? binding?.yankReason : undefined,
+    };
+    options.onVerified?.(input, result);
+    return result;
   } finally {
     http.abortAll(); // a refusal may leave requests in flight (keys, proofs): nothing outlives the call
   }
@@ -219,21 +247,4 @@ async function getBindings(http: RegistryClient, digest: Sha256Digest): Promise<
     if (error instanceof ToolsealError && error.code === 'NOT_FOUND') return [];
     throw error;
   }
-}
-
-function readJwks(value: JsonValue): Jwks {
-  if (!isJsonObject(value) || !Array.isArray(value['keys'])) {
-    throw new ToolsealError('FETCH_FAILED', 'the registry JWKS is not {"keys": [...]}');
-  }
-  return value as unknown as Jwks;
-}
-
-function readLogKey(text: string): string {
-  const key = text.trim();
-  try {
-    parseVerifierString(key);
-  } catch (cause) {
-    throw new ToolsealError('FETCH_FAILED', 'the registry log key is not a note verifier string', { cause });
-  }
-  return key;
 }

@@ -2,6 +2,7 @@
 // member makes no claim, an empty list declares none), and amounts in minor units as ISO 4217 major units.
 
 import type { Manifest } from '../pipeline/index.ts';
+import * as words from './assets/approval-words.js';
 import { formatMinorAmount } from './assets/approval-words.js';
 
 // Amounts in minor units as major units: defined in the module the approvals page also runs in the browser.
@@ -20,71 +21,20 @@ export interface CapabilityArea {
   phrases: string[];
 }
 
+// The words are defined once, in the module the approvals page also runs in the browser; typed here.
+
 /** A host pattern as the place a tool connects to. */
-export function describeHost(host: string): string {
-  if (host === '*') return 'opens connections to any host';
-  if (host.startsWith('*.')) return `opens connections to any host under ${host.slice(2)}`;
-  return `opens connections to ${host}`;
-}
+export const describeHost: (host: string) => string = words.describeHost;
 
 /** The money a tool may move, one phrase per currency. */
-export function describeMoney(money: NonNullable<ToolCapabilities['money']>): string[] {
-  const currencies = money.currencies ?? [];
-  if (currencies.length === 0) return ['moves no money'];
-  const ceiling = money.maxAmountMinorPerCall;
-  if (ceiling === undefined) return currencies.map((code) => `moves ${code} with no declared ceiling per call`);
-  if (ceiling === 0) return currencies.map((code) => `handles ${code} but moves no amount`);
-  return currencies.map((code) => `moves up to ${formatMinorAmount(ceiling, code)} per call`);
-}
-
-function listArea(area: string, list: readonly string[] | undefined, none: string, each: (item: string) => string) {
-  if (list === undefined) return { area, claim: 'no-claim' as const, phrases: [] };
-  return { area, claim: 'declared' as const, phrases: list.length === 0 ? [none] : list.map(each) };
-}
+export const describeMoney: (money: NonNullable<ToolCapabilities['money']>) => string[] = words.describeMoney;
 
 /** Every area of a declaration, in the order of the format: network, files read, files written, secrets, money. */
-export function describeCapabilities(capabilities: ToolCapabilities | undefined): CapabilityArea[] {
-  const caps = capabilities ?? {};
-  const money = caps.money?.currencies === undefined ? undefined : caps.money;
-  return [
-    listArea('network', caps.network?.hosts, 'opens no network connections', describeHost),
-    listArea('filesystem.read', caps.filesystem?.read, 'reads no files', (path) => `reads ${path}`),
-    listArea('filesystem.write', caps.filesystem?.write, 'writes no files', (path) => `writes ${path}`),
-    listArea(
-      'secrets',
-      caps.secrets?.env,
-      'needs no secrets',
-      (name) => `reads the secret ${name} from the environment`,
-    ),
-    money === undefined
-      ? { area: 'money', claim: 'no-claim', phrases: [] }
-      : { area: 'money', claim: 'declared', phrases: describeMoney(money) },
-  ];
-}
+export const describeCapabilities: (capabilities: ToolCapabilities | undefined) => CapabilityArea[] =
+  words.describeCapabilities;
 
 /** What "no claim" means for an area, in words. */
-export function describeNoClaim(area: string): string {
-  const what: Record<string, string> = {
-    network: 'the network',
-    'filesystem.read': 'files it reads',
-    'filesystem.write': 'files it writes',
-    secrets: 'secrets',
-    money: 'money',
-  };
-  return `makes no claim about ${what[area] ?? area} (unknown, not none)`;
-}
+export const describeNoClaim: (area: string) => string = words.describeNoClaim;
 
 /** MCP ToolAnnotations (hints, not guarantees) in words. */
-export function describeAnnotations(annotations: ToolAnnotations | undefined): string[] {
-  if (annotations === undefined) return [];
-  const words: string[] = [];
-  const hint = (value: boolean | undefined, yes: string, no: string): void => {
-    if (value !== undefined) words.push(value ? yes : no);
-  };
-  hint(annotations.readOnlyHint, 'read-only', 'may change its environment');
-  hint(annotations.destructiveHint, 'may be destructive', 'not destructive');
-  hint(annotations.idempotentHint, 'idempotent (repeating a call changes nothing more)', 'not idempotent');
-  hint(annotations.openWorldHint, 'reaches an open world (external systems)', 'closed world');
-  if (annotations.title !== undefined) words.push(`display title "${annotations.title}"`);
-  return words;
-}
+export const describeAnnotations: (annotations: ToolAnnotations | undefined) => string[] = words.describeAnnotations;

@@ -80,11 +80,11 @@ describe('toolseal backup', () => {
     }
   });
 
-  it('refuses a folder with no database (NOT_FOUND) and writes nothing', async () => {
+  it('refuses a folder with no database (NO_REGISTRY) and writes nothing', async () => {
     const empty = makeFolder('toolseal-backup-empty-');
     const run = await toolseal(['backup', '--data', empty, '--out', 'x.backup'], { cwd: empty });
     expect(run.code).toBe(1);
-    expect(jsonLine(run.stderr)).toMatchObject({ code: 'NOT_FOUND' });
+    expect(jsonLine(run.stderr)).toMatchObject({ code: 'NO_REGISTRY' });
     expect(await readdir(empty)).not.toContain('x.backup');
   });
 });

@@ -49,7 +49,11 @@ function run(file: string, args: string[], cwd: string, env: Record<string, stri
 
 /** `node bin/toolseal.js ARGS` in `cwd`; XDG_CONFIG_HOME is a temporary folder unless `env` sets it. */
 export function toolseal(args: string[], options: { cwd: string; env?: Record<string, string> }): Promise<Run> {
-  const env = cleanEnv({ XDG_CONFIG_HOME: join(options.cwd, '.config-home'), ...options.env });
+  const env = cleanEnv({
+    XDG_CONFIG_HOME: join(options.cwd, '.config-home'),
+    XDG_CACHE_HOME: join(options.cwd, '.cache-home'),
+    ...options.env,
+  });
   return run(process.execPath, [join(repoRoot, 'bin', 'toolseal.js'), ...args], options.cwd, env);
 }
 

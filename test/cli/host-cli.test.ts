@@ -94,9 +94,11 @@ describe('toolseal pin, verify, get', () => {
 
     const lockText = readFileSync(join(cwd, 'toolseal.lock'), 'utf8');
     expect(formatLockfile(parseLockfile(lockText))).toBe(lockText);
+    const logKey = (await (await fetch(`${real.url}/v1/log/key`)).text()).trim();
     expect(parseLockfile(lockText)).toEqual({
       lockfileVersion: 1,
       registry: real.url,
+      registryKeys: { [real.url]: { attestationKeys: [payments.record.kid], logKey } },
       manifests: {
         [REF]: {
           digest: payments.record.digest,

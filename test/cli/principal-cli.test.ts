@@ -37,6 +37,7 @@ describe('toolseal operator and host', () => {
   it('add prints the token once, a server takes it and the TTL, revoke holds at once, list shows no token', async () => {
     const root = makeTempDir();
     const data = ['--data', join(root, 'data')];
+    expect((await runCli(['migrate', ...data])).code).toBe(0);
     const operator = await runCli(['operator', 'add', 'alice', ...data]);
     expect(operator.code, operator.stderr).toBe(0);
     const operatorToken = operator.stdout.trim();

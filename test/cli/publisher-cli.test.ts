@@ -32,6 +32,7 @@ describe('toolseal publisher list, revoke, rotate-token', () => {
   it('a running server refuses the rotated-out token, then the revoked publisher, at once; manifests stay served', async () => {
     const root = makeTempDir();
     const data = ['--data', join(root, 'data')];
+    expect((await runCli(['migrate', ...data])).code).toBe(0);
     const added = await runCli(['publisher', 'add', 'io.github.acme', ...data]);
     expect(added.code, added.stderr).toBe(0);
     const oldToken = added.stdout.trim();
@@ -103,9 +104,13 @@ describe('toolseal publisher list, revoke, rotate-token', () => {
     );
     for (const result of missing) {
       expect(result.code, result.stderr).toBe(1);
-      expect(JSON.parse(result.stderr)).toMatchObject({ code: 'NOT_FOUND' });
+      expect(JSON.parse(result.stderr)).toEqual({
+        code: 'NO_REGISTRY',
+        message: `no registry in ${join(root, 'data')}: give the --data folder of a registry, or create one there with toolseal migrate`,
+      });
     }
     expect(existsSync(join(root, 'data', 'toolseal.db'))).toBe(false);
+    expect((await runCli(['migrate', ...data])).code).toBe(0);
     expect((await runCli(['publisher', 'add', 'io.github.acme', ...data])).code).toBe(0);
     const unknown = await Promise.all(
       ['revoke', 'rotate-token'].map((action) => runCli(['publisher', action, 'io.github.nobody', ...data])),

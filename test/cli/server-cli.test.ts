@@ -22,6 +22,7 @@ afterAll(cleanupTempDirs);
 describe('toolseal publisher add', () => {
   it('prints only the token; stores only its hash; refuses IO.GITHUB.ACME and a second io.github.acme', async () => {
     const dataDir = join(makeTempDir(), 'data');
+    expect((await runCli(['migrate', '--data', dataDir])).code).toBe(0);
     const added = await runCli(['publisher', 'add', 'io.github.acme', '--data', dataDir]);
     expect(added.stderr).toBe('');
     expect(added.code).toBe(0);
@@ -163,10 +164,21 @@ describe('toolseal fsck', () => {
     expect(lines.at(-1)).toMatch(/^fsck: \d+ problem\(s\)$/);
   });
 
-  it('exits 1 with NOT_FOUND when there is no database, without creating one', async () => {
+  it('exits 1 with NO_REGISTRY naming the folder when there is no database, and creates nothing', async () => {
     const dataDir = join(makeTempDir(), 'nothing-here');
-    const result = await runCli(['fsck', '--data', dataDir]);
-    expect(result.code).toBe(1);
-    expect(JSON.parse(result.stderr)).toMatchObject({ code: 'NOT_FOUND' });
+    for (const args of [
+      ['fsck'],
+      ['publisher', 'add', 'io.github.acme'],
+      ['operator', 'add', 'alice'],
+      ['host', 'add', 'laptop'],
+      ['keys', 'rotate'],
+    ]) {
+      const result = await runCli([...args, '--data', dataDir]);
+      expect(result.code, args.join(' ')).toBe(1);
+      const refusal = JSON.parse(result.stderr) as { code: string; message: string };
+      expect(refusal.code).toBe('NO_REGISTRY');
+      expect(refusal.message).toContain(dataDir);
+      expect(existsSync(dataDir), args.join(' ')).toBe(false);
+    }
   });
 });

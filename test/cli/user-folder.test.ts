@@ -111,6 +111,8 @@ describe('npm run --silent toolseal -- … from another folder', () => {
     expect(audit.code, audit.stdout + audit.stderr).toBe(0);
     expect(existsSync(join(cwd, `${unique}-state.json`))).toBe(true);
 
+    const migrated = await npmToolseal(['migrate', '--data', `${unique}-data`], { cwd });
+    expect(migrated.code, migrated.stderr).toBe(0);
     const rotated = await npmToolseal(['keys', 'rotate', '--data', `${unique}-data`, '--keys', `${unique}-keys`], {
       cwd,
     });

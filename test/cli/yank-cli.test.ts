@@ -70,7 +70,7 @@ describe('toolseal yank against a registry', () => {
       expect(result.stdout).toBe('');
       const error = JSON.parse(result.stderr) as { code: string; message: string; pointer?: string };
       expect(error.code).toBe(code);
-      expect(error.message).toMatch(/^registry refused the yank: /);
+      expect(error.message).toMatch(/^\/v1\/manifests\/io\.github\.acme\/widgets\/[^/]+\/yank: /);
       expect(error.pointer).toBe(pointer);
     });
     expect(server.store.getVersion('io.github.acme/widgets', '1.1.0')!.status).toBe('active');

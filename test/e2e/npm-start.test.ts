@@ -87,6 +87,10 @@ describe.skipIf(process.platform === 'win32')('npm start', () => {
     expect(await waitUntil(() => LISTENING.test(stdout), 45_000), `${stdout}\n${stderr}`).toBe(true);
     const url = LISTENING.exec(stdout)![1]!;
     expect(await accepts(url)).toBe(true);
+    // The web pages' address is printed, and it answers with the home page.
+    expect(stdout).toContain(`  web pages: ${url}/  (`);
+    const home = await fetch(`${url}/`);
+    expect([home.status, home.headers.get('content-type')]).toEqual([200, expect.stringMatching(/^text\/html/)]);
     const tree = descendantsOf(child.pid!);
     started.push(...tree);
     expect(tree.length).toBeGreaterThan(0);

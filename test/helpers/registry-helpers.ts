@@ -306,9 +306,11 @@ export function runCli(
   options: { cwd?: string; env?: Record<string, string>; timeoutMs?: number } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
+    const cwd = options.cwd ?? makeTempDir('toolseal-cwd-');
     const child = spawn(process.execPath, [binPath, ...args], {
-      cwd: options.cwd ?? makeTempDir('toolseal-cwd-'),
-      env: childEnv(options.env),
+      cwd,
+      // The offline cache in the run's folder, never the developer's ~/.cache (env may name another).
+      env: childEnv({ XDG_CACHE_HOME: join(cwd, '.cache-home'), ...options.env }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -124,6 +124,18 @@ describe('the npm tarball, installed into an empty folder', { timeout: CHILD_TIM
     expect(stdout).toContain('toolseal verify NAME@VERSION --registry URL');
   });
 
+  it('the installed bin runs from any folder, as the README shows (its path, and npx --prefix … --no-install)', async () => {
+    const elsewhere = temporaryDirectory('toolseal-elsewhere-');
+    const bin = join(hostDir, 'node_modules', '.bin', 'toolseal');
+    const direct = await run(bin, ['help'], { cwd: elsewhere, timeout: CHILD_TIMEOUT_MS });
+    expect(direct.startsWith('usage: toolseal <command> [options]\n')).toBe(true);
+    const viaNpx = await run('npx', ['--prefix', hostDir, '--no-install', 'toolseal', 'help'], {
+      cwd: elsewhere,
+      timeout: CHILD_TIMEOUT_MS,
+    });
+    expect(viaNpx).toBe(direct);
+  });
+
   it('a plain .mjs host imports toolseal/host, verifies a published manifest and pins its digest', async () => {
     const registry = await startRegistry();
     try {

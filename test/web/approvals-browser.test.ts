@@ -10,7 +10,7 @@ import { computeAction, readCallArguments, selectSignedTool } from '../../src/ho
 import { runPipeline } from '../../src/pipeline/index.ts';
 import { createPrincipal } from '../../src/registry/principals.ts';
 import { type RunningRegistryServer, startRegistryServer } from '../../src/server/index.ts';
-import { HOST_NAME, refundArguments, refundTool } from '../client/approvals-fixture.ts';
+import { HOST_NAME, MANIFEST_VERSION, refundArguments, refundTool } from '../client/approvals-fixture.ts';
 import { cleanupTempDirs, makeTempDir, utf8 } from '../helpers/registry-helpers.ts';
 import { launchBrowser, saveScreenshot, watchPage } from './helpers.ts';
 
@@ -93,8 +93,18 @@ describe('the approvals pages in a browser', () => {
     await enterToken(page, operatorToken);
     await page.waitForSelector('[data-approvals-list][data-state="loaded"]');
     expect(await page.inputValue('#operator-token')).toBe('');
+    // The list names the tool, the manifest and the host of each request (read from the request itself).
+    await page.waitForSelector('[data-approvals-list][data-details="loaded"]');
     const row = page.locator(`tr[data-approval="${id}"]`);
-    expect(await row.locator('td').allTextContents()).toEqual([id, 'pending', expect.stringMatching(/ UTC$/), digest]);
+    expect(await row.locator('td').allTextContents()).toEqual([
+      id,
+      'refund',
+      `${MANIFEST_NAME}@${MANIFEST_VERSION}`,
+      HOST_NAME,
+      'pending',
+      expect.stringMatching(/ UTC$/),
+      digest,
+    ]);
     await saveScreenshot(page, 'approvals-list');
 
     await row.locator('a').click();
@@ -112,7 +122,16 @@ describe('the approvals pages in a browser', () => {
     expect(material).toContain('"recipient": "<img src=x onerror=\\"window.__pwned=2\\">\\u{200B}"');
     expect(material).toContain('"tags": [\n    "a",\n    "b"\n  ]');
     expect(material).not.toContain('late');
-    expect(await page.locator('[data-testid=capabilities]').textContent()).toContain('"api.stripe.com"');
+    // Capabilities and annotations in words, as `toolseal approvals show` says them.
+    expect(await page.locator('[data-testid=capabilities] li').allTextContents()).toEqual([
+      'opens connections to api.stripe.com',
+      'makes no claim about files it reads (unknown, not none)',
+      'writes no files',
+      'reads the secret STRIPE_API_KEY from the environment',
+      'moves up to 500.00 USD per call',
+      'moves up to 50000 JPY per call',
+    ]);
+    expect(await page.locator('[data-testid=annotations] li').allTextContents()).toEqual(['may be destructive']);
     expect(await page.locator('main img').count()).toBe(0);
     expect(await page.evaluate('window.__pwned')).toBeUndefined();
     await saveScreenshot(page, 'approval-pending');

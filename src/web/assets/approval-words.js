@@ -3,7 +3,8 @@
 // hosts' text with its hidden characters shown (controls, bidi and other format characters, separators, invisibles
 // as \u{HEX}), amounts in minor units as ISO 4217 major units, and the amount a money tool's call moves, read at the
 // tool's signed amountArgument and currencyArgument pointers (RFC 6901), in major units for the currencies known
-// here and in minor units for any other code. Pure: no I/O, no DOM.
+// here and in minor units for any other code; and a tool's capabilities and annotations in words (typed for the
+// server in ../capability-words.ts). Pure: no I/O, no DOM.
 
 /** Characters a terminal would act on and a reader cannot see: controls, bidi and other format characters, separators. */
 const HIDDEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/gu;
@@ -109,4 +110,113 @@ function valueAt(root, pointer) {
     else return undefined;
   }
   return value;
+}
+
+// ── capabilities in words (docs/manifest-format.md "Capabilities"): an absent member makes no claim, an empty list
+// declares none. Read defensively: in the browser the tool is whatever the registry answered.
+
+/**
+ * A host pattern as the place a tool connects to.
+ * @param {string} host
+ * @returns {string}
+ */
+export function describeHost(host) {
+  if (host === '*') return 'opens connections to any host';
+  if (host.startsWith('*.')) return `opens connections to any host under ${host.slice(2)}`;
+  return `opens connections to ${host}`;
+}
+
+/**
+ * The money a tool may move, one phrase per currency.
+ * @param {{ currencies?: readonly string[], maxAmountMinorPerCall?: number }} money
+ * @returns {string[]}
+ */
+export function describeMoney(money) {
+  const currencies = Array.isArray(money.currencies) ? money.currencies.filter((c) => typeof c === 'string') : [];
+  if (currencies.length === 0) return ['moves no money'];
+  const ceiling = money.maxAmountMinorPerCall;
+  if (typeof ceiling !== 'number') return currencies.map((code) => `moves ${code} with no declared ceiling per call`);
+  if (ceiling === 0) return currencies.map((code) => `handles ${code} but moves no amount`);
+  return currencies.map((code) => `moves up to ${formatMinorAmount(ceiling, code)} per call`);
+}
+
+/** @returns {string[] | undefined} the strings of a list, or undefined when it is not one (no claim) */
+function stringsOf(list) {
+  return Array.isArray(list) ? list.filter((item) => typeof item === 'string') : undefined;
+}
+
+function listArea(area, list, none, each) {
+  if (list === undefined) return { area, claim: 'no-claim', phrases: [] };
+  return { area, claim: 'declared', phrases: list.length === 0 ? [none] : list.map(each) };
+}
+
+/**
+ * Every area of a declaration, in the order of the format: network, files read, files written, secrets, money.
+ * @param {unknown} capabilities
+ * @returns {{ area: string, claim: 'declared' | 'no-claim', phrases: string[] }[]}
+ */
+export function describeCapabilities(capabilities) {
+  const caps = isObject(capabilities) ? capabilities : {};
+  const member = (object, key) => (isObject(object) ? object[key] : undefined);
+  const money = isObject(caps.money) && Array.isArray(caps.money.currencies) ? caps.money : undefined;
+  return [
+    listArea('network', stringsOf(member(caps.network, 'hosts')), 'opens no network connections', describeHost),
+    listArea(
+      'filesystem.read',
+      stringsOf(member(caps.filesystem, 'read')),
+      'reads no files',
+      (path) => `reads ${path}`,
+    ),
+    listArea(
+      'filesystem.write',
+      stringsOf(member(caps.filesystem, 'write')),
+      'writes no files',
+      (path) => `writes ${path}`,
+    ),
+    listArea(
+      'secrets',
+      stringsOf(member(caps.secrets, 'env')),
+      'needs no secrets',
+      (name) => `reads the secret ${name} from the environment`,
+    ),
+    money === undefined
+      ? { area: 'money', claim: 'no-claim', phrases: [] }
+      : { area: 'money', claim: 'declared', phrases: describeMoney(money) },
+  ];
+}
+
+const NO_CLAIM_WHAT = Object.freeze({
+  network: 'the network',
+  'filesystem.read': 'files it reads',
+  'filesystem.write': 'files it writes',
+  secrets: 'secrets',
+  money: 'money',
+});
+
+/**
+ * What "no claim" means for an area, in words.
+ * @param {string} area
+ * @returns {string}
+ */
+export function describeNoClaim(area) {
+  return `makes no claim about ${Object.hasOwn(NO_CLAIM_WHAT, area) ? NO_CLAIM_WHAT[area] : area} (unknown, not none)`;
+}
+
+/**
+ * MCP ToolAnnotations (hints, not guarantees) in words.
+ * @param {unknown} annotations
+ * @returns {string[]}
+ */
+export function describeAnnotations(annotations) {
+  if (!isObject(annotations)) return [];
+  const words = [];
+  const hint = (value, yes, no) => {
+    if (typeof value === 'boolean') words.push(value ? yes : no);
+  };
+  hint(annotations.readOnlyHint, 'read-only', 'may change its environment');
+  hint(annotations.destructiveHint, 'may be destructive', 'not destructive');
+  hint(annotations.idempotentHint, 'idempotent (repeating a call changes nothing more)', 'not idempotent');
+  hint(annotations.openWorldHint, 'reaches an open world (external systems)', 'closed world');
+  if (typeof annotations.title === 'string') words.push(`display title "${annotations.title}"`);
+  return words;
 }

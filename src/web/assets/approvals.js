@@ -4,7 +4,13 @@
 // everything the registry answers is rendered with DOM nodes and textContent only, its hidden characters shown
 // visibly as `toolseal approvals show` prints them. The page's HTML carries no approval data.
 
-import { describeAmount, revealHiddenCharacters } from './approval-words.js';
+import {
+  describeAmount,
+  describeAnnotations,
+  describeCapabilities,
+  describeNoClaim,
+  revealHiddenCharacters,
+} from './approval-words.js';
 
 const STATUSES = ['pending', 'approved', 'denied', 'consumed', 'expired'];
 let token; // in memory only: a reload asks again
@@ -90,8 +96,11 @@ async function loadList(view, status) {
   try {
     const query = status === '' ? '' : `?status=${encodeURIComponent(status)}`;
     const answer = await callApi(`/v1/approvals${query}`);
-    view.replaceChildren(renderList(answer.items ?? [], status));
+    const items = answer.items ?? [];
+    view.replaceChildren(renderList(items, status));
     view.dataset.state = 'loaded';
+    await fillListDetails(view, items);
+    view.dataset.details = 'loaded';
   } catch (error) {
     view.dataset.state = 'failed';
     setMessage(view, 'error', error instanceof Refusal ? error.message : `the registry did not answer (${error})`);
@@ -109,13 +118,42 @@ function renderList(items, status) {
         { class: 'mono' },
         el('a', { href: approvalPagePath(item.id), 'data-approval-link': item.id }, shown(item.id)),
       ),
+      el('td', { 'data-column': 'tool' }, '…'),
+      el('td', { 'data-column': 'manifest' }, '…'),
+      el('td', { 'data-column': 'host' }, '…'),
       el('td', {}, el('span', { class: `badge approval-${shown(item.status)}` }, shown(item.status))),
       el('td', {}, time(item.expiresAt)),
       el('td', { class: 'digest mono' }, shown(item.digest)),
     ),
   );
-  const head = el('tr', {}, ...['Request', 'Status', 'Expires', 'Digest'].map((label) => el('th', {}, label)));
+  const labels = ['Request', 'Tool', 'Manifest', 'Host', 'Status', 'Expires', 'Digest'];
+  const head = el('tr', {}, ...labels.map((label) => el('th', {}, label)));
   return el('div', { class: 'table-wrap' }, el('table', {}, el('thead', {}, head), el('tbody', {}, ...rows)));
+}
+
+/**
+ * The tool, manifest and host of each listed request, from the request itself (the list answer carries only its
+ * state), a few at a time; a request that cannot be read says so in its row.
+ */
+async function fillListDetails(view, items) {
+  const queue = items.map((item) => item.id).filter((id) => typeof id === 'string');
+  const fill = async () => {
+    for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
+      const row = [...view.querySelectorAll('tr[data-approval]')].find((tr) => tr.dataset.approval === shown(id));
+      if (row === undefined) continue;
+      const cell = (column) => row.querySelector(`[data-column=${column}]`);
+      try {
+        const approval = await callApi(approvalApiPath(id));
+        const envelope = approval.envelope ?? {};
+        cell('tool').textContent = shown(approval.tool?.name);
+        cell('manifest').textContent = shown(envelope.manifest);
+        cell('host').textContent = shown(envelope.audience);
+      } catch {
+        for (const column of ['tool', 'manifest', 'host']) cell(column).textContent = '(could not be read)';
+      }
+    }
+  };
+  await Promise.all([fill(), fill(), fill(), fill()]);
 }
 
 function startListPage(view) {
@@ -200,11 +238,22 @@ function renderTool(tool) {
   section.append(
     tool.capabilities === undefined
       ? el('p', { 'data-testid': 'capabilities' }, 'declares no capabilities: what it touches is unknown, not none')
-      : el('pre', { 'data-testid': 'capabilities' }, pretty(tool.capabilities)),
+      : el(
+          'ul',
+          { 'data-testid': 'capabilities' },
+          ...describeCapabilities(tool.capabilities).flatMap(({ area, claim, phrases }) =>
+            claim === 'no-claim'
+              ? [el('li', { 'data-area': area, class: 'muted' }, describeNoClaim(area))]
+              : phrases.map((phrase) => el('li', { 'data-area': area }, shown(phrase))),
+          ),
+        ),
   );
-  if (tool.annotations !== undefined) {
+  const annotations = describeAnnotations(tool.annotations);
+  if (annotations.length > 0) {
     section.append(el('p', { class: 'muted' }, 'Annotations (hints, not guarantees):'));
-    section.append(el('pre', { 'data-testid': 'annotations' }, pretty(tool.annotations)));
+    section.append(
+      el('ul', { 'data-testid': 'annotations' }, ...annotations.map((words) => el('li', {}, shown(words)))),
+    );
   }
   return section;
 }
