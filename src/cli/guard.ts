@@ -7,11 +7,12 @@ import { DEFAULT_LOCKFILE_NAME } from '../lock/lockfile.ts';
 import { fetchVerified, parseManifestRef, type FetchVerifiedOptions } from '../verify/index.ts';
 import { resolveRegistryUrl, userWorkingDirectory } from './config.ts';
 import { UsageError, type ExitCode } from './output.ts';
+import { selectServerEnvironment } from '../guard/server-environment.ts';
 import { readUserFile } from './user-files.ts';
 import { guardHttpUsage, runHttpGuard } from './guard-http.ts';
 import { hostCommandOptions, readJwksFile, resolveHostTarget, type HostCommandValues } from './verify.ts';
 
-export const guardUsage = `toolseal guard --manifest NAME@VERSION --registry URL [--locked] [--lock FILE] [--log-key KEY] [--jwks FILE] [--strict] [--policy FILE --host-token T] -- COMMAND [ARGS...]
+export const guardUsage = `toolseal guard --manifest NAME@VERSION --registry URL [--locked] [--lock FILE] [--log-key KEY] [--jwks FILE] [--strict] [--policy FILE --host-token T] [--env-deny NAME]... [--env-allow NAME]... -- COMMAND [ARGS...]
   A verifying MCP proxy. Fetches NAME@VERSION and verifies it (attestation, key, digest, log inclusion) BEFORE
   starting the MCP server COMMAND over stdio (in the folder toolseal was run from), then relays JSON-RPC between
   the client on stdin/stdout and the server. On every tools/list, each tool the server presents is compared
@@ -34,7 +35,11 @@ export const guardUsage = `toolseal guard --manifest NAME@VERSION --registry URL
   --log-key K   pin the log's note verifier key (else fetched from the registry: trust on first use)
   --jwks FILE   pin the attestation keys (else the registry's JWKS is fetched: trust on first use)
   --strict      refuse the session on the first tool that differs or is unknown
-  TOOLSEAL_REGISTRY may stand for --registry.
+  --env-deny NAME   do not pass NAME to the server either (repeatable, or NAME,NAME)
+  --env-allow NAME  pass only the named variables to the server (an allow-list; repeatable, or NAME,NAME)
+  The server gets guard's environment without any TOOLSEAL_* variable (tokens never reach it) and without the
+  --env-deny names; with --env-allow, only those names (never a TOOLSEAL_* one; name PATH if COMMAND is found
+  through it). TOOLSEAL_REGISTRY may stand for --registry, TOOLSEAL_HOST_TOKEN for --host-token.
 ${guardHttpUsage}`;
 
 /** Where to fetch the manifest from and how to verify it, from the options verify shares (--lock, --log-key, --jwks). */
@@ -64,6 +69,8 @@ export async function runGuardCommand(args: string[]): Promise<ExitCode> {
       upstream: { type: 'string' },
       listen: { type: 'string' },
       'allow-origin': { type: 'string', multiple: true },
+      'env-deny': { type: 'string', multiple: true },
+      'env-allow': { type: 'string', multiple: true },
     },
     allowPositionals: true,
   });
@@ -87,6 +94,10 @@ export async function runGuardCommand(args: string[]): Promise<ExitCode> {
       '--policy needs --host-token T (or TOOLSEAL_HOST_TOKEN): guard asks the registry for approvals',
     );
   if (http) {
+    if (values['env-deny'] !== undefined || values['env-allow'] !== undefined)
+      throw new UsageError(
+        '--env-deny and --env-allow choose the environment of a COMMAND guard starts: give them without --upstream',
+      );
     return runHttpGuard(values, command, async () => {
       const target = await resolveGuardTarget(values.manifest!, hostValues);
       const policy = await readPolicyOption(values.policy);
@@ -98,6 +109,10 @@ export async function runGuardCommand(args: string[]): Promise<ExitCode> {
     });
   }
   if (command === undefined) throw new UsageError(guardUsage);
+  const env = selectServerEnvironment(process.env, {
+    deny: readEnvNames(values['env-deny'], '--env-deny'),
+    allow: values['env-allow'] === undefined ? undefined : readEnvNames(values['env-allow'], '--env-allow'),
+  });
   const policy = await readPolicyOption(values.policy);
   const target = await resolveGuardTarget(values.manifest, hostValues);
 
@@ -128,7 +143,7 @@ export async function runGuardCommand(args: string[]): Promise<ExitCode> {
     })}\n`,
   );
 
-  return runStdioSession(guard, gate, command, commandArgs);
+  return runStdioSession(guard, gate, command, commandArgs, env);
 }
 
 /** Run COMMAND behind the stdio guard until it exits; its exit code is passed on as is (the guard is transparent). */
@@ -137,12 +152,14 @@ async function runStdioSession(
   gate: CallGate,
   command: string,
   commandArgs: string[],
+  env: NodeJS.ProcessEnv,
 ): Promise<ExitCode> {
   const session = startStdioGuard({
     guard,
     gate,
     command,
     args: commandArgs,
+    env,
     // The user's folder, also under `npm run toolseal` (which runs in the package root): paths in COMMAND are theirs.
     cwd: userWorkingDirectory(),
     input: process.stdin,
@@ -159,6 +176,15 @@ async function runStdioSession(
     for (const signal of FORWARDED_SIGNALS) process.off(signal, forward);
     process.stdin.destroy();
   }
+}
+
+/** Variable names from a repeatable option, each also a comma-separated list (`--env-deny A,B --env-deny C`). */
+function readEnvNames(given: string[] | undefined, option: string): string[] {
+  const names = (given ?? []).flatMap((value) => value.split(',')).map((name) => name.trim());
+  for (const name of names)
+    if (name === '' || name.includes('=') || name.includes('\0'))
+      throw new UsageError(`${option} takes environment variable names, not ${JSON.stringify(name)}`);
+  return names;
 }
 
 /** The --policy file, read strictly (readGuardPolicy's codes and pointers), or undefined without one. */

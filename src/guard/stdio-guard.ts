@@ -11,6 +11,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { ApprovalEvent, CallGate } from './call-gate.ts';
 import { GuardSession } from './guard-session.ts';
 import { GUARD_PARSE_ERROR_CODE, type GuardDecision, type GuardFinding } from './guard-types.ts';
+import { selectServerEnvironment } from './server-environment.ts';
 import { LineSplitter, decodeLine, parseLine, terminateLine } from './stdio-framing.ts';
 import type { ToolGuard } from './tool-guard.ts';
 
@@ -23,7 +24,7 @@ export interface StdioGuardOptions {
   /** The MCP server to start, and its arguments (no shell). */
   command: string;
   args?: readonly string[];
-  /** The server's environment (default: this process's). */
+  /** The server's environment (default: this process's without TOOLSEAL_*, selectServerEnvironment). */
   env?: NodeJS.ProcessEnv;
   cwd?: string;
   /** The client side: messages from the client arrive on `input`, messages for it go to `output`. */
@@ -126,7 +127,7 @@ class StdioProxy {
     });
     this.child = spawn(options.command, [...(options.args ?? [])], {
       stdio: ['pipe', 'pipe', 'pipe'],
-      env: options.env ?? process.env,
+      env: options.env ?? selectServerEnvironment(process.env),
       cwd: options.cwd,
       shell: false,
       windowsHide: true,
