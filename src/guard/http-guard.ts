@@ -20,6 +20,7 @@ import {
   findRebindingRefusal,
   readField,
   selectUpstreamRequestHeaders,
+  type HeaderFields,
   type LoopbackIdentity,
 } from './http-headers.ts';
 import { relayUpstreamResponse, sendJson, sendJsonRpcError, type ClientRelay } from './http-relay.ts';
@@ -261,30 +262,31 @@ class HttpGuardServer implements SessionHost {
     message: JsonValue,
     text: string,
   ): Promise<void> {
+    // This request's headers, on this request only (a GET of the same session must not change what the POST sends).
+    const headers = selectUpstreamRequestHeaders(req.headers);
     await this.withStream(session, res, async (stop) => {
-      session.headers = selectUpstreamRequestHeaders(req.headers);
-      const decision = await session.decideClient(message, text);
+      const decision = await session.decideClient(message, text, headers);
       if (decision.forward === undefined) {
         if (decision.reply !== undefined) sendJson(res, 200, {}, decision.reply.text);
         else if (decision.terminate) this.refuseSession(res);
         else res.writeHead(202).end();
-        if (decision.terminate) await session.end(true, true);
+        if (decision.terminate) await session.end(true, true, headers);
         return;
       }
       const upstream = await this.send({
         method: 'POST',
-        headers: session.headers,
+        headers,
         // The original as its text: the same bytes (strict UTF-8 decodes and encodes back one to one), sent with the
         // headers in one write (node:http joins a string body to them; a Buffer goes as a second chunk).
         body: decision.forward === 'original' ? text : decision.forward.text,
         stop,
       });
       if (session.id === undefined) this.register(session, upstream);
-      await relayUpstreamResponse(upstream, res, this.relayFor(session, decision.reply?.text));
+      await relayUpstreamResponse(upstream, res, this.relayFor(session, headers, decision.reply?.text));
       // The server no longer knows the session: neither does the guard (the client starts a new one).
       if (upstream.status === 404 && session.id !== undefined) void session.end(false);
-      if (isSuccess(upstream) && holdsMethod(message, 'notifications/initialized')) session.startListing();
-      if (decision.terminate) await session.end(true, true);
+      if (isSuccess(upstream) && holdsMethod(message, 'notifications/initialized')) session.startListing(headers);
+      if (decision.terminate) await session.end(true, true, headers);
     });
   }
 
@@ -292,20 +294,20 @@ class HttpGuardServer implements SessionHost {
   private async handleSessionRequest(req: IncomingMessage, res: ServerResponse, method: 'GET' | 'DELETE') {
     const session = this.findSession(req, res);
     if (session === undefined) return;
+    const headers = selectUpstreamRequestHeaders(req.headers);
     await this.withStream(session, res, async (stop) => {
-      session.headers = selectUpstreamRequestHeaders(req.headers);
-      const upstream = await this.send({ method, headers: session.headers, stop });
-      await relayUpstreamResponse(upstream, res, this.relayFor(session, undefined));
+      const upstream = await this.send({ method, headers, stop });
+      await relayUpstreamResponse(upstream, res, this.relayFor(session, headers, undefined));
       if (upstream.status === 404 || (method === 'DELETE' && isSuccess(upstream))) void session.end(false);
     });
   }
 
-  private relayFor(session: HttpGuardSession, prepend: string | undefined): ClientRelay {
+  private relayFor(session: HttpGuardSession, headers: HeaderFields, prepend: string | undefined): ClientRelay {
     return {
       maxEventChars: this.maxEventChars,
       maxResponseBytes: this.maxResponseBytes,
       prepend,
-      onMessage: (text) => session.handleServerText(text),
+      onMessage: (text) => session.handleServerText(text, headers),
       onProblem: (message) => session.reportDropped(message),
     };
   }
@@ -317,7 +319,11 @@ class HttpGuardServer implements SessionHost {
         sendJsonRpcError(res, 503, `too many sessions (at most ${this.limits.maxSessions})`);
         return undefined;
       }
-      const session = new HttpGuardSession(this.options.createPolicy(), this);
+      const session = new HttpGuardSession(
+        this.options.createPolicy(),
+        this,
+        selectUpstreamRequestHeaders(req.headers),
+      );
       this.starting.add(session);
       return session;
     }

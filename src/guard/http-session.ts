@@ -71,8 +71,6 @@ type Mode = 'client' | 'own';
 export class HttpGuardSession {
   /** The upstream's Mcp-Session-Id ('' for a server without sessions); undefined until initialize is answered. */
   id: string | undefined;
-  /** The client's end-to-end headers of its latest request (Authorization …), for the guard's own requests. */
-  headers: HeaderFields = {};
   openStreams = 0;
   lastUsed = Date.now();
   /** Stops every request of the session when it ends. */
@@ -93,9 +91,15 @@ export class HttpGuardSession {
   /** The ToolGuard's view: what has been checked, what a call would get. */
   private readonly view: ListingView;
 
+  /**
+   * `initialHeaders`: the client's end-to-end headers of its initialize (never changed after), for the guard's own
+   * requests no client request caused (the DELETE of an evicted session). Every other request of the guard's own
+   * carries the headers of the client request it serves: no request's headers live on the session (issue 23 §2).
+   */
   constructor(
     readonly policy: HttpGuardPolicy,
     private readonly host: SessionHost,
+    private readonly initialHeaders: HeaderFields,
   ) {
     this.view = 'guard' in policy ? policy.guard : policy;
   }
@@ -108,10 +112,12 @@ export class HttpGuardSession {
    * The client's message, read from exactly `text` by the strict parser, decided in arrival order; a tools/call waits
    * (bounded) for a checked list first.
    */
-  decideClient(message: JsonValue, text: string): Promise<GuardDecision> {
+  decideClient(message: JsonValue, text: string, headers: HeaderFields): Promise<GuardDecision> {
     // Nothing before it is being decided: it is decided at once, no turn of the queue.
     const decided =
-      this.deciding === 0 ? this.decideNow(message, text) : this.queue.then(() => this.decideNow(message, text));
+      this.deciding === 0
+        ? this.decideNow(message, text, headers)
+        : this.queue.then(() => this.decideNow(message, text, headers));
     this.deciding++;
     this.queue = decided.then(this.settleDecision, this.settleDecision);
     return decided;
@@ -121,8 +127,8 @@ export class HttpGuardSession {
     this.deciding--;
   };
 
-  private async decideNow(message: JsonValue, text: string): Promise<GuardDecision> {
-    if (holdsToolCall(message) && !this.view.hasCheckedList) await this.ensureListed();
+  private async decideNow(message: JsonValue, text: string, headers: HeaderFields): Promise<GuardDecision> {
+    if (holdsToolCall(message) && !this.view.hasCheckedList) await this.ensureListed(headers);
     if (holdsToolCall(message) && !this.view.hasCheckedList) return this.refuseUnchecked(message);
     // The POST body was read strictly (parseStrictText) from exactly `text`.
     const decision = await this.policy.fromClient(message, text, true);
@@ -204,7 +210,7 @@ export class HttpGuardSession {
    * One server message (or batch) as text: parsed strictly and decided; the text for the client, or undefined when
    * nothing of it goes to the client (the guard's own answers, answers to no pending request, what does not parse).
    */
-  async handleServerText(text: string, mode: Mode = 'client'): Promise<string | undefined> {
+  async handleServerText(text: string, headers: HeaderFields, mode: Mode = 'client'): Promise<string | undefined> {
     let parsed: JsonValue;
     try {
       parsed = parseStrictText(text, MESSAGE_MAX_DEPTH);
@@ -212,7 +218,7 @@ export class HttpGuardSession {
       this.reportDropped('the server sent a message that is not strict JSON (RFC 8259, I-JSON); dropped');
       return undefined;
     }
-    if (!Array.isArray(parsed)) return this.handleServerItem(parsed, text, mode);
+    if (!Array.isArray(parsed)) return this.handleServerItem(parsed, text, mode, headers);
     const root = findRootSpan(text);
     const spans = root === undefined ? undefined : findElementSpans(text, root);
     const outputs: string[] = [];
@@ -220,7 +226,7 @@ export class HttpGuardSession {
     for (const [index, item] of parsed.entries()) {
       const itemText =
         spans?.[index] === undefined ? JSON.stringify(item) : text.slice(spans[index].start, spans[index].end);
-      const output = await this.handleServerItem(item, itemText, mode);
+      const output = await this.handleServerItem(item, itemText, mode, headers);
       if (output !== itemText) unchanged = false;
       if (output !== undefined) outputs.push(output);
     }
@@ -228,13 +234,19 @@ export class HttpGuardSession {
     return outputs.length === 0 ? undefined : `[${outputs.join(',')}]`;
   }
 
-  private async handleServerItem(item: JsonValue, text: string, mode: Mode): Promise<string | undefined> {
+  /** `headers`: those of the client request whose answer (or stream) carried `item`. */
+  private async handleServerItem(
+    item: JsonValue,
+    text: string,
+    mode: Mode,
+    headers: HeaderFields,
+  ): Promise<string | undefined> {
     const key = readResponseKey(item);
     if (key !== undefined) {
       const waiter = this.own.get(key);
       if (waiter !== undefined) {
         this.own.delete(key);
-        this.applyServerDecision(this.policy.fromServer(item));
+        this.applyServerDecision(this.policy.fromServer(item), headers);
         waiter(item);
         return undefined;
       }
@@ -244,33 +256,36 @@ export class HttpGuardSession {
       }
     }
     const decision = this.policy.fromServer(item);
-    this.applyServerDecision(decision);
+    this.applyServerDecision(decision, headers);
     const listChanged = key === undefined && isListChanged(item);
     if (mode === 'own') {
-      if (listChanged) void this.ensureListed();
+      if (listChanged) void this.ensureListed(headers);
       return undefined;
     }
     // The guard re-lists the tools before the client hears of the change (bounded by the listing's timeout).
-    if (listChanged) await this.ensureListed();
+    if (listChanged) await this.ensureListed(headers);
     if (decision.forward === 'original') return text;
     return decision.forward?.text;
   }
 
-  private applyServerDecision(decision: GuardDecision): void {
+  private applyServerDecision(decision: GuardDecision, headers: HeaderFields): void {
     for (const finding of decision.findings) this.host.report(finding);
-    if (decision.reply !== undefined) void this.postOwn(decision.reply.text).catch(() => undefined);
-    if (decision.terminate) queueMicrotask(() => void this.end(true, true));
+    if (decision.reply !== undefined) void this.postOwn(decision.reply.text, headers).catch(() => undefined);
+    if (decision.terminate) queueMicrotask(() => void this.end(true, true, headers));
   }
 
-  /** Start the guard's own listing (after notifications/initialized); calls wait for it. */
-  startListing(): void {
-    void this.ensureListed();
+  /** Start the guard's own listing (after notifications/initialized, with its headers); calls wait for it. */
+  startListing(headers: HeaderFields): void {
+    void this.ensureListed(headers);
   }
 
-  /** Until a whole tools/list is checked (or the attempts are spent): the guard lists the server's tools itself. */
-  async ensureListed(): Promise<void> {
+  /**
+   * Until a whole tools/list is checked (or the attempts are spent): the guard lists the server's tools itself, with
+   * the headers of the client request that needs it (a listing already running is shared).
+   */
+  async ensureListed(headers: HeaderFields): Promise<void> {
     for (let attempt = 0; attempt < MAX_LIST_ATTEMPTS && !this.view.hasCheckedList && !this.isEnded; attempt++) {
-      this.listing ??= this.listAllTools()
+      this.listing ??= this.listAllTools(headers)
         .catch((error: unknown) => {
           this.listingProblem = `the guard's own tools/list failed: ${describeListFailure(error)}`;
         })
@@ -281,7 +296,7 @@ export class HttpGuardSession {
     }
   }
 
-  private async listAllTools(): Promise<void> {
+  private async listAllTools(headers: HeaderFields): Promise<void> {
     const listingStop = new Stop(this.stop);
     const timer = setTimeout(
       () => listingStop.stop(createTimeoutError('the listing took too long')),
@@ -290,7 +305,7 @@ export class HttpGuardSession {
     try {
       let cursor: string | undefined;
       for (let page = 0; page < MAX_OWN_PAGES; page++) {
-        const answer = await this.requestOwnPage(cursor, listingStop);
+        const answer = await this.requestOwnPage(cursor, listingStop, headers);
         if (answer === undefined) throw new Error('the server did not answer it');
         const result = isJsonObject(answer) ? answer['result'] : undefined;
         if (!isJsonObject(result)) throw new Error('the server answered it with an error');
@@ -308,7 +323,11 @@ export class HttpGuardSession {
   }
 
   /** One page of the guard's own tools/list, through the policy (so its answer is checked), never shown to the client. */
-  private async requestOwnPage(cursor: string | undefined, stop: Stop): Promise<JsonValue | undefined> {
+  private async requestOwnPage(
+    cursor: string | undefined,
+    stop: Stop,
+    headers: HeaderFields,
+  ): Promise<JsonValue | undefined> {
     const id = `${OWN_ID_PREFIX}${++this.ownCounter}`;
     const request = {
       jsonrpc: '2.0',
@@ -326,11 +345,15 @@ export class HttpGuardSession {
       answer = message;
     });
     try {
-      const response = await this.postOwn(decision.forward === 'original' ? text : decision.forward.text, stop);
+      const response = await this.postOwn(
+        decision.forward === 'original' ? text : decision.forward.text,
+        headers,
+        stop,
+      );
       await consumeUpstreamResponse(response, {
         maxEventChars: this.host.maxEventChars,
         maxResponseBytes: this.host.maxResponseBytes,
-        onMessage: (messageText) => this.handleServerText(messageText, 'own'),
+        onMessage: (messageText) => this.handleServerText(messageText, headers, 'own'),
       });
     } finally {
       this.own.delete(key);
@@ -338,9 +361,9 @@ export class HttpGuardSession {
     return answer;
   }
 
-  /** The headers of a request the guard sends itself: the client's, with this session's id. */
-  upstreamHeaders(accept: string): HeaderFields {
-    const headers: HeaderFields = { ...this.headers, accept };
+  /** The headers of a request the guard sends itself: a client request's `from`, with this session's id. */
+  upstreamHeaders(accept: string, from: HeaderFields): HeaderFields {
+    const headers: HeaderFields = { ...from, accept };
     delete headers['last-event-id'];
     delete headers['content-type'];
     delete headers['mcp-session-id'];
@@ -349,8 +372,8 @@ export class HttpGuardSession {
   }
 
   /** POST a message of the guard's own (its tools/list, a reply the policy gives the server). */
-  private postOwn(body: string, stop: Stop = this.stop): Promise<UpstreamAnswer> {
-    const headers = this.upstreamHeaders('application/json, text/event-stream');
+  private postOwn(body: string, from: HeaderFields, stop: Stop = this.stop): Promise<UpstreamAnswer> {
+    const headers = this.upstreamHeaders('application/json, text/event-stream', from);
     headers['content-type'] = 'application/json';
     return this.host.send({ method: 'POST', headers, body, stop });
   }
@@ -359,7 +382,7 @@ export class HttpGuardSession {
    * End the session: abort its streams, forget it; `deleteUpstream` also ends it at the server (DELETE), and
    * `refused` marks a strict refusal (later requests for it are answered with why).
    */
-  async end(deleteUpstream: boolean, refused = false): Promise<void> {
+  async end(deleteUpstream: boolean, refused = false, from: HeaderFields = this.initialHeaders): Promise<void> {
     if (this.isEnded) return;
     this.isEnded = true;
     this.host.ended(this, refused);
@@ -371,7 +394,7 @@ export class HttpGuardSession {
       this.host.listTimeoutMs,
     );
     await this.host
-      .send({ method: 'DELETE', headers: this.upstreamHeaders('application/json'), stop: deleteStop })
+      .send({ method: 'DELETE', headers: this.upstreamHeaders('application/json', from), stop: deleteStop })
       .then((answer) => answer.cancel())
       .catch(() => undefined)
       .finally(() => clearTimeout(timer));
