@@ -23,7 +23,8 @@ export const guardUsage = `toolseal guard --manifest NAME@VERSION --registry URL
   go to stderr, one JSON line each, with the server's own stderr (a server presenting only some of the signed
   tools is one line with "level":"info", not a finding that withholds anything). Exits with the server's exit code
   (1 when the session was refused). Every tools/call's arguments are checked against the signed tool (inputSchema,
-  money) before it is forwarded; a refusal is a JSON-RPC error whose data has the code and pointer.
+  money) before it is forwarded; a refusal is a tool result with isError (the model reads it) whose
+  _meta["io.toolseal/refusal"] has the code and pointer.
   --policy FILE     the operator's approval policy (schema/guard-policy-v1.schema.json): a call a rule matches is
                     forwarded only once an operator has approved that exact call (its action digest); until then
                     the client gets a tool result with isError and _meta["io.toolseal/approval"] (id, digest, URL)

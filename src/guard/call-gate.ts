@@ -25,7 +25,7 @@ import {
   type ApprovalTransitionResponse,
   type WhoamiResponse,
 } from '../protocol/wire.ts';
-import { GUARD_CALL_REFUSED_CODE } from './guard-types.ts';
+import { REFUSAL_META_KEY } from './guard-types.ts';
 import { type GuardPolicy, matchPolicy } from './policy.ts';
 
 /** What the gate needs from the registry: the methods of ApprovalsClient (src/client/approvals.ts) with a host token. */
@@ -315,6 +315,7 @@ export class CallGate {
       `toolseal guard: this call of ${signed.tool.name} (${signed.manifest}) needs an operator's approval before it ` +
       `runs. Approval request ${approval.id} for action digest ${action.digest} is ${approval.status} until ` +
       `${approval.expiresAt}: ${approval.url}. Once it is approved, make exactly the same call again.`;
+    const code = name === 'approval-requested' ? 'APPROVAL_REQUIRED' : 'APPROVAL_PENDING';
     const reply = {
       jsonrpc: '2.0',
       id: pending.call.id,
@@ -322,6 +323,14 @@ export class CallGate {
         content: [{ type: 'text', text }],
         isError: true,
         _meta: {
+          [REFUSAL_META_KEY]: {
+            code,
+            pointer: '',
+            tool: signed.tool.name,
+            manifest: signed.manifest,
+            id: approval.id,
+            digest: action.digest,
+          },
           [APPROVAL_META_KEY]: {
             code: 'APPROVAL_REQUIRED',
             id: approval.id,
@@ -394,7 +403,23 @@ function describeForLog(name: ApprovalEventName, refusal: ToolsealError): string
   return `the call's arguments were refused (${refusal.code}${at})`;
 }
 
-/** The JSON-RPC error answering a refused call: `data` has the code, the pointer, the tool and the manifest. */
+/** What a model is told to do after a refusal, by its code (MCP 2025-11-25 "Tools" §Error Handling: it may correct itself). */
+const NEXT_STEP: Partial<Record<ErrorCode, string>> = {
+  ARGUMENTS_INVALID: "Correct the arguments to match the tool's inputSchema and call again.",
+  MONEY_INVALID: 'Give the amount as an integer in minor units and a currency the tool declares, then call again.',
+  MONEY_CEILING_EXCEEDED: 'The amount is above the largest the tool declares: do not retry it as is.',
+  APPROVAL_DENIED: 'An operator denied exactly this call: do not retry it.',
+  APPROVAL_EXPIRED: 'The approval expired before it was used: calling again asks for a new one.',
+  APPROVAL_PENDING: 'It is still waiting for an operator: call again once it is approved.',
+  APPROVAL_CONSUMED: 'That approval was already used: calling again asks for a new one.',
+  FETCH_FAILED: 'The approvals service could not be reached: try again later.',
+};
+
+/**
+ * The tool result answering a refused call (MCP 2025-11-25 "Tools" §Error Handling: a call the tool exists for but
+ * that cannot run is a result with isError, which the model reads): a text and, in `_meta["io.toolseal/refusal"]`,
+ * the code, the pointer, the tool, the manifest (and the approval's id and the action digest when there is one).
+ */
 function refuse(
   requestId: string | number | null,
   signed: SignedTool,
@@ -412,6 +437,10 @@ function refuse(
   };
   if (approvalId !== undefined) data['id'] = approvalId;
   if (digest !== undefined) data['digest'] = digest;
-  const error = { code: GUARD_CALL_REFUSED_CODE, message: `toolseal guard: ${refusal.code}: ${refusal.message}`, data };
-  return { forward: false, reply: JSON.stringify({ jsonrpc: '2.0', id: requestId, error }), events };
+  const at = refusal.pointer === undefined || refusal.pointer === '' ? '' : ` (at ${refusal.pointer})`;
+  const text =
+    `toolseal guard did not run this call of ${signed.tool.name} (${signed.manifest}): ${refusal.code}${at}: ` +
+    `${refusal.message.replace(/\.$/, '')}.${NEXT_STEP[refusal.code] === undefined ? '' : ` ${NEXT_STEP[refusal.code]}`}`;
+  const result = { content: [{ type: 'text', text }], isError: true, _meta: { [REFUSAL_META_KEY]: data } };
+  return { forward: false, reply: JSON.stringify({ jsonrpc: '2.0', id: requestId, result }), events };
 }

@@ -6,8 +6,8 @@
 // objects from the signed bytes; `callTool()` for a withheld, unknown or not-yet-checked tool throws a
 // ToolCallRefusedError (DISPATCH_MISMATCH) before anything is sent, and lists the server's tools itself (every page)
 // first when no complete tools/list has been checked since the session began or the server's last list_changed.
-// Every call's arguments are checked against the signed tool before it is sent (a refusal throws a ToolsealError with
-// its code); with a `policy` and a `hostToken` (issue 13 §4), a call that needs approval is answered with a tool
+// Every call's arguments are checked against the signed tool before it is sent (a refusal is returned as the tool
+// result the model reads: isError, `_meta["io.toolseal/refusal"]` with the code); with a `policy` and a `hostToken` (issue 13 §4), a call that needs approval is answered with a tool
 // result (isError, `_meta["io.toolseal/approval"]`) until an operator approves that exact call.
 
 import { EventEmitter } from 'node:events';

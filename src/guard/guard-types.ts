@@ -6,6 +6,11 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 
 /** JSON-RPC error code of a refused tools/call: MCP's code for an unknown tool (Invalid params, the SDK's ErrorCode.InvalidParams). */
 export const GUARD_CALL_REFUSED_CODE = -32602;
+/**
+ * The `_meta` key of guard's tool results for a call it did not run (arguments, money, approvals): `{code, pointer,
+ * tool, manifest, id?, digest?}` (MCP 2025-11-25 "Tools" §Error Handling; `_meta` keys are reverse-DNS prefixed).
+ */
+export const REFUSAL_META_KEY = 'io.toolseal/refusal';
 /** JSON-RPC Parse error (the SDK's ErrorCode.ParseError), answering a client line that is not JSON. */
 export const GUARD_PARSE_ERROR_CODE = -32700;
 /** JSON-RPC error code answering the tools/list that made a strict guard refuse the session (server-error range). */

@@ -17,6 +17,7 @@ export {
   GUARD_LIST_REFUSED_CODE,
   GUARD_PARSE_ERROR_CODE,
   GUARD_SESSION_REFUSED_CODE,
+  REFUSAL_META_KEY,
 } from './guard-types.ts';
 export type {
   GuardDecision,

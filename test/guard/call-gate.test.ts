@@ -7,7 +7,7 @@ import { ToolsealError } from '../../src/core/errors.ts';
 import { computeActionForCall, selectSignedTool } from '../../src/dispatch/action-digest.ts';
 import { readActionRequest } from '../../src/dispatch/action-request.ts';
 import { type ApprovalsPort, CallGate, type GateOutcome } from '../../src/guard/call-gate.ts';
-import { GUARD_CALL_REFUSED_CODE } from '../../src/guard/guard-types.ts';
+import { REFUSAL_META_KEY } from '../../src/guard/guard-types.ts';
 import type { GuardPolicy } from '../../src/guard/policy.ts';
 import { parseStrictText, runPipeline } from '../../src/pipeline/index.ts';
 import { APPROVAL_META_KEY, type ApprovalCreatedResponse } from '../../src/protocol/wire.ts';
@@ -82,14 +82,23 @@ const decide = (gate: CallGate, text: string, name = 'refund'): Promise<GateOutc
   return gate.decideCall(name, id, encoder.encode(text));
 };
 
-interface ReplyError {
-  code: number;
+interface Refusal {
+  /** The text the model reads. */
   message: string;
+  /** `_meta["io.toolseal/refusal"]`: code, pointer, tool, manifest (id, digest). */
   data: Record<string, unknown>;
 }
-const errorOf = (outcome: GateOutcome): ReplyError => {
+/** A refused call is a tool result with isError (MCP 2025-11-25 "Tools" §Error Handling), not a JSON-RPC error. */
+const errorOf = (outcome: GateOutcome): Refusal => {
   expect(outcome.forward).toBe(false);
-  return (JSON.parse(outcome.reply!) as { error: ReplyError }).error;
+  const reply = JSON.parse(outcome.reply!) as { error?: unknown; result: Record<string, unknown> };
+  expect(reply.error).toBeUndefined();
+  expect(reply.result['isError']).toBe(true);
+  const [content] = reply.result['content'] as { type: string; text: string }[];
+  expect(content!.type).toBe('text');
+  const data = (reply.result['_meta'] as Record<string, Record<string, unknown>>)[REFUSAL_META_KEY]!;
+  expect(content!.text).toContain(String(data['code']));
+  return { message: content!.text, data };
 };
 const approvalMetaOf = (outcome: GateOutcome): Record<string, unknown> => {
   expect(outcome.forward).toBe(false);
@@ -116,7 +125,7 @@ describe('CallGate: arguments, with or without a policy', () => {
         const gate = await gateWith(port, policy);
         const outcome = await decide(gate, toolsCallText(3, 'refund', args));
         const error = errorOf(outcome);
-        expect(error.code).toBe(GUARD_CALL_REFUSED_CODE);
+        expect(error.message).toContain('refund');
         expect(error.data).toMatchObject({ code, tool: 'refund', manifest: REFUND_REF });
         expect(typeof error.data['pointer']).toBe('string');
         expect(outcome.events).toEqual([

@@ -7,11 +7,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { ToolsealError } from '../../src/core/errors.ts';
 import { type ApprovalEvent, guardClient } from '../../src/guard/index.ts';
 import { APPROVAL_META_KEY } from '../../src/protocol/wire.ts';
 import { REFUND_REF, refundPresentedTools } from '../fixtures/refund-tools.ts';
-import { type ApprovalRegistry, MONEY_POLICY, startApprovalRegistry } from './approval-helpers.ts';
+import { type ApprovalRegistry, MONEY_POLICY, refusalOf, startApprovalRegistry } from './approval-helpers.ts';
 
 let reg: ApprovalRegistry;
 beforeAll(async () => {
@@ -57,12 +56,12 @@ describe('guardClient with a policy', () => {
       expect(second.content).toEqual([{ type: 'text', text: 'refunded' }]);
       expect(received).toEqual([JSON.stringify(args)]);
 
-      const refused = await guarded.callTool({ name: 'refund', arguments: { ...args, amount_minor: 60000 } }).then(
-        () => undefined,
-        (error: unknown) => error,
-      );
-      expect(refused).toBeInstanceOf(ToolsealError);
-      expect(refused).toMatchObject({ code: 'MONEY_CEILING_EXCEEDED', pointer: '/amount_minor' });
+      // Refused arguments come back as the tool result the model reads (isError, the code in _meta).
+      const refused = await guarded.callTool({ name: 'refund', arguments: { ...args, amount_minor: 60000 } });
+      expect(refusalOf({ result: refused }).meta).toMatchObject({
+        code: 'MONEY_CEILING_EXCEEDED',
+        pointer: '/amount_minor',
+      });
       expect(received).toHaveLength(1);
       expect(events.map((event) => event.event)).toEqual([
         'approval-requested',

@@ -46,7 +46,7 @@ describe('GuardSession.fromClient(message, text, parsedFromText)', () => {
     expect(refused.forward).toBeUndefined();
     expect(JSON.parse(refused.reply!.text)).toMatchObject({
       id: 2,
-      error: { data: { code: 'MONEY_CEILING_EXCEEDED' } },
+      result: { isError: true, _meta: { 'io.toolseal/refusal': { code: 'MONEY_CEILING_EXCEEDED' } } },
     });
     // Read from the parsed message both times, never parsed again from bytes; without the flag, from the bytes.
     expect([parsedCalls.mock.calls.length, byteCalls.mock.calls.length]).toEqual([2, 0]);

@@ -11,12 +11,12 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { type ApprovalEvent, GuardSession, ToolGuard } from '../../src/guard/index.ts';
 import { startHttpGuard, type HttpGuard } from '../../src/guard/http-guard.ts';
 import { APPROVAL_META_KEY } from '../../src/protocol/wire.ts';
 import { refundPresentedTools } from '../fixtures/refund-tools.ts';
-import { type ApprovalRegistry, MONEY_POLICY, openGate, startApprovalRegistry } from './approval-helpers.ts';
+import { type ApprovalRegistry, MONEY_POLICY, openGate, refusalOf, startApprovalRegistry } from './approval-helpers.ts';
 
 let reg: ApprovalRegistry;
 let upstream: HttpServer;
@@ -99,12 +99,12 @@ describe('the HTTP guard with a policy', () => {
       expect(again['id']).not.toBe(meta['id']);
       expect(received).toHaveLength(1);
 
-      const refused = await client.callTool({ name: 'refund', arguments: { ...args, amount_minor: 60000 } }).then(
-        () => undefined,
-        (error: unknown) => error,
-      );
-      expect(refused).toBeInstanceOf(McpError);
-      expect((refused as McpError).data).toMatchObject({ code: 'MONEY_CEILING_EXCEEDED', pointer: '/amount_minor' });
+      // A refused argument is a tool result with isError the model reads (MCP 2025-11-25), not a protocol error.
+      const refused = await client.callTool({ name: 'refund', arguments: { ...args, amount_minor: 60000 } });
+      expect(refusalOf({ result: refused }).meta).toMatchObject({
+        code: 'MONEY_CEILING_EXCEEDED',
+        pointer: '/amount_minor',
+      });
       expect(received).toHaveLength(1);
       expect(events.map((event) => event.event)).toEqual([
         'approval-requested',

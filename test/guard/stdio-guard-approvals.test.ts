@@ -16,6 +16,7 @@ import {
   type ApprovalRegistry,
   HOST_NAME,
   MONEY_POLICY,
+  refusalOf,
   openGate,
   refundArguments,
   startApprovalRegistry,
@@ -161,7 +162,8 @@ describe('startStdioGuard with approvals', () => {
     const answers = proxy.lines().find(Array.isArray) as Record<string, unknown>[];
     expect(answers.map((message) => message['id'])).toEqual([11, 13]);
     expect(metaOf(answers[0]!)['code']).toBe('APPROVAL_REQUIRED');
-    expect((answers[1]!['error'] as { data: { code: string } }).data.code).toBe('ARGUMENTS_INVALID');
+    expect(refusalOf(answers[1]!).code).toBe('ARGUMENTS_INVALID');
+    expect(refusalOf(answers[0]!).code).toBe('APPROVAL_REQUIRED');
     expect(proxy.received()).toEqual([`[${free}]`]);
   });
 
@@ -190,7 +192,7 @@ describe('startStdioGuard with approvals', () => {
     expect(proxy.stderr()).not.toContain('secret-note-text');
     expect(proxy.stderr()).not.toContain('ch_1');
     expect(proxy.stderr()).not.toContain('4500.0'); // the refused literal is in the client's answer, not the log
-    expect(((await proxy.response(3))['error'] as { message: string }).message).toContain('4500.0');
+    expect(refusalOf(await proxy.response(3)).text).toContain('4500.0');
     expect(proxy.stderr()).not.toContain(reg.hostToken);
   });
 
@@ -205,8 +207,7 @@ describe('startStdioGuard with approvals', () => {
     const proxy = startProxy(gate);
     await proxy.response(0);
     proxy.send(toolsCallText(1, 'refund', refundArguments(4600)));
-    const error = (await proxy.response(1))['error'] as { code: number; data: { code: string } };
-    expect(error.data.code).toBe('FETCH_FAILED');
+    expect(refusalOf(await proxy.response(1)).code).toBe('FETCH_FAILED');
     proxy.send(toolsCallText(2, 'lookup_charge', '{"charge":"ch_3"}'));
     await proxy.response(2);
     expect(proxy.received()).toEqual([toolsCallText(2, 'lookup_charge', '{"charge":"ch_3"}')]);
