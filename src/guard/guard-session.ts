@@ -120,13 +120,15 @@ export class GuardSession {
 
 /** The decision with `events` (built member by member: an object spread with a member added is slow in V8). */
 function withEvents(decision: GuardDecision, events: ApprovalEvent[]): SessionDecision {
-  return {
+  const session: SessionDecision = {
     forward: decision.forward,
     reply: decision.reply,
     findings: decision.findings,
     terminate: decision.terminate,
     events,
   };
+  if (decision.notice !== undefined) session.notice = decision.notice;
+  return session;
 }
 
 function failureReply(requestId: string | number | null, error: unknown): string | undefined {

@@ -71,6 +71,11 @@ export interface GuardDecision {
   findings: GuardFinding[];
   /** Strict mode refused the session: deliver `forward` and `reply`, then end the session. */
   terminate: boolean;
+  /**
+   * For the client, before `forward`: the MCP `notifications/message` (level warning) naming the tools this message
+   * made guard withhold, and why (MCP 2025-11-25 "Logging"); once per finding per session.
+   */
+  notice?: GuardMessage;
 }
 
 /** One message's fate: `original`, or the exact text of what replaces it / answers it (JSON, no newline). */

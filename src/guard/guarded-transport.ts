@@ -51,6 +51,7 @@ export class GuardedTransport implements Transport {
     this.inner.onmessage = (message) => {
       const decision = this.session.fromServer(message);
       this.report(decision);
+      if (decision.notice !== undefined) this.deliverAll(decision.notice);
       if (decision.forward === 'original') this.deliver(message);
       else if (decision.forward !== undefined) this.deliverAll(decision.forward);
       if (decision.reply !== undefined)

@@ -309,6 +309,8 @@ class HttpGuardServer implements SessionHost {
       prepend,
       onMessage: (text) => session.handleServerText(text, headers),
       onProblem: (message) => session.reportDropped(message),
+      takeNotices: () => session.takeNotices(),
+      acceptsEventStream: readField(headers, 'accept')?.includes('text/event-stream') === true,
     };
   }
 

@@ -21,6 +21,10 @@ export interface ClientRelay extends UpstreamReading {
   readonly prepend?: string | undefined;
   /** A stream or body the guard could not relay (too large, not UTF-8, cut off). */
   onProblem(message: string): void;
+  /** Messages of the guard's own for the client (notifications/message), sent before the next message relayed. */
+  takeNotices?(): string[];
+  /** The client accepts an SSE answer to this request: a JSON answer with notices goes as a stream of both. */
+  readonly acceptsEventStream?: boolean;
 }
 
 /** The media type of a Content-Type value, lower case, without parameters. */
@@ -96,6 +100,16 @@ async function relayJson(
   const text = decodeUtf8Strict(bytes);
   if (text === undefined) relay.onProblem('the server answered with JSON that is not UTF-8; withheld');
   const output = text === undefined ? undefined : await relay.onMessage(text);
+  // Notices need a stream: the answer goes as SSE, the notices first (Streamable HTTP lets a POST be answered so).
+  if (output !== undefined && relay.prepend === undefined && relay.acceptsEventStream === true && isSuccess(upstream)) {
+    const notices = relay.takeNotices?.() ?? [];
+    if (notices.length > 0) {
+      delete headers['content-type'];
+      res.writeHead(upstream.status, { ...headers, 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      res.end([...notices, output].map((data) => formatSseEvent({ event: 'message', data })).join(''));
+      return;
+    }
+  }
   const body = joinMessages(relay.prepend, output);
   if (body !== undefined) {
     sendJson(res, upstream.status, headers, body);
@@ -147,7 +161,7 @@ function isComplete(body: AsyncIterable<Uint8Array>): boolean {
   return body instanceof IncomingMessage && body.complete && body.readableLength === 0;
 }
 
-async function formatRelayedItem(item: SseItem, relay: UpstreamReading): Promise<string | undefined> {
+async function formatRelayedItem(item: SseItem, relay: ClientRelay): Promise<string | undefined> {
   if (item.kind === 'retry') return formatSseRetry(item.ms);
   if (item.kind === 'comment') return formatSseComment(item.text);
   // Events of other types are no MCP messages: an SDK client ignores them, so does the guard.
@@ -155,7 +169,12 @@ async function formatRelayedItem(item: SseItem, relay: UpstreamReading): Promise
   // A priming event (MCP 2025-11-25): an id and no message, kept so the client can resume from it.
   if (item.data === '') return formatSseEvent({ id: item.id, event: item.event, data: '' });
   const output = await relay.onMessage(item.data);
-  return output === undefined ? undefined : formatSseEvent({ id: item.id, event: item.event, data: output });
+  if (output === undefined) return undefined;
+  const notices = relay.takeNotices?.() ?? [];
+  const event = formatSseEvent({ id: item.id, event: item.event, data: output });
+  return notices.length === 0
+    ? event
+    : notices.map((data) => formatSseEvent({ event: 'message', data })).join('') + event;
 }
 
 function isMessageEvent(item: SseItem): item is Extract<SseItem, { kind: 'event' }> {

@@ -86,6 +86,8 @@ export class HttpGuardSession {
   private listing: Promise<void> | undefined;
   private listingProblem: string | undefined;
   private ownCounter = 0;
+  /** notifications/message for the client (tools withheld), sent with the next message a stream carries to it. */
+  private notices: string[] = [];
   private isEnded = false;
 
   /** The ToolGuard's view: what has been checked, what a call would get. */
@@ -102,6 +104,14 @@ export class HttpGuardSession {
     private readonly initialHeaders: HeaderFields,
   ) {
     this.view = 'guard' in policy ? policy.guard : policy;
+  }
+
+  /** The notices waiting for the client, handed over once. */
+  takeNotices(): string[] {
+    if (this.notices.length === 0) return NO_NOTICES;
+    const notices = this.notices;
+    this.notices = [];
+    return notices;
   }
 
   get ended(): boolean {
@@ -270,6 +280,7 @@ export class HttpGuardSession {
 
   private applyServerDecision(decision: GuardDecision, headers: HeaderFields): void {
     for (const finding of decision.findings) this.host.report(finding);
+    if (decision.notice !== undefined && this.notices.length < MAX_NOTICES) this.notices.push(decision.notice.text);
     if (decision.reply !== undefined) void this.postOwn(decision.reply.text, headers).catch(() => undefined);
     if (decision.terminate) queueMicrotask(() => void this.end(true, true, headers));
   }
@@ -413,6 +424,9 @@ export class HttpGuardSession {
 }
 
 const NO_KEYS: ReadonlySet<string> = new Set();
+const NO_NOTICES: string[] = [];
+/** Notices held for a client that has not been sent a message since. */
+const MAX_NOTICES = 16;
 
 /** Set `key` (as the newest entry); beyond `max` entries the oldest eighth is forgotten (one walk, not one a call). */
 function remember(map: Map<string, JsonValue>, key: string, value: JsonValue, max: number): void {

@@ -262,6 +262,7 @@ class StdioProxy {
 
   private apply(decision: GuardDecision, line: Buffer, toPeer: Writable, toSender: Writable, source: Readable): void {
     for (const finding of decision.findings) this.report(finding);
+    if (decision.notice !== undefined) this.write(toPeer, `${decision.notice.text}\n`, source);
     if (decision.forward === 'original') this.write(toPeer, terminateLine(line), source);
     else if (decision.forward !== undefined) this.write(toPeer, `${decision.forward.text}\n`, source);
     if (decision.reply !== undefined) this.write(toSender, `${decision.reply.text}\n`, source);

@@ -72,6 +72,8 @@ export class ToolGuard {
   /** The listing each nextCursor the server handed out continues (oldest first, at most MAX_OPEN_CURSORS). */
   private readonly cursorListings = new Map<string, Listing>();
   private refused = false;
+  /** The withheld findings reported so far (tool, reason, pointer as JSON). */
+  private readonly reportedWithheld = new Set<string>();
   private readonly listing: ListingState = {
     checked: new Set(),
     complete: false,
@@ -163,9 +165,24 @@ export class ToolGuard {
     return this.decide(message, (item, findings, itemText) => this.decideClientMessage(item, findings, itemText), text);
   }
 
-  /** A message (or batch) from the server, bound for the client. */
+  /**
+   * A message (or batch) from the server, bound for the client. A `tool-withheld` finding is reported once per
+   * session (the same tool, reason and pointer on a later tools/list is not reported again); a new one also gives
+   * the decision its `notice` for the client.
+   */
   fromServer(message: unknown): GuardDecision {
-    return this.decide(message, (item, findings) => this.decideServerMessage(item, findings));
+    const decision = this.decide(message, (item, findings) => this.decideServerMessage(item, findings));
+    if (decision.findings.length === 0) return decision;
+    decision.findings = decision.findings.filter((finding) => {
+      if (finding.event !== 'tool-withheld') return true;
+      const key = JSON.stringify([finding.tool, finding.reason, finding.pointer]);
+      if (this.reportedWithheld.has(key)) return false;
+      this.reportedWithheld.add(key);
+      return true;
+    });
+    const withheld = decision.findings.filter((finding) => finding.event === 'tool-withheld');
+    if (withheld.length > 0) decision.notice = buildMessage(formatWithheldNotice(this.subject, withheld));
+    return decision;
   }
 
   private decide(message: unknown, one: DecideOne, text?: string): GuardDecision {
@@ -393,4 +410,29 @@ function readRequestId(message: JsonObject): string | number | undefined {
 /** 1 and "1" are different JSON-RPC ids. */
 function formatIdKey(id: string | number): string {
   return typeof id === 'string' ? `s:${id}` : `n:${id}`;
+}
+
+/** The `notifications/message` (MCP 2025-11-25 "Logging", level warning) telling the client which tools guard withheld. */
+export function formatWithheldNotice(subject: string, withheld: readonly GuardFinding[]): string {
+  const named = withheld.map((finding) =>
+    finding.reason === 'unknown-tool'
+      ? `${finding.tool} (not in the signed manifest)`
+      : `${finding.tool} (differs from its signed definition at ${finding.pointer === '' ? '/' : finding.pointer})`,
+  );
+  const message =
+    `toolseal guard withheld ${withheld.length === 1 ? 'a tool' : `${withheld.length} tools`} the server presented, ` +
+    `checked against the signed manifest ${subject}: ${named.join(', ')}. Calls to ${withheld.length === 1 ? 'it' : 'them'} are refused.`;
+  return JSON.stringify({
+    jsonrpc: '2.0',
+    method: 'notifications/message',
+    params: {
+      level: 'warning',
+      logger: 'toolseal-guard',
+      data: {
+        message,
+        manifest: subject,
+        withheld: withheld.map(({ tool, reason, pointer }) => ({ tool, reason, pointer })),
+      },
+    },
+  });
 }

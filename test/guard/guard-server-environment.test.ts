@@ -44,7 +44,7 @@ async function environmentSeen(name: string, options: string[], env: NodeJS.Proc
   return JSON.parse(await readFile(file, 'utf8')) as NodeJS.ProcessEnv;
 }
 
-describe('toolseal guard: the environment of the server it starts', () => {
+describe('toolseal guard: the environment of the server it starts', { timeout: 30_000 }, () => {
   it('passes an ordinary variable, never a TOOLSEAL_* one (tokens, the registry)', async () => {
     const seen = await environmentSeen('default', [], {
       ...process.env,

@@ -5,7 +5,10 @@ import { request as httpRequest } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  LoggingMessageNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { type GuardFinding, GuardSession, ToolGuard } from '../../src/guard/index.ts';
 import { startHttpGuard, type HttpGuard, type HttpGuardOptions } from '../../src/guard/http-guard.ts';
 import { canonicalizeToText } from '../../src/pipeline/index.ts';
@@ -14,6 +17,7 @@ import { expectRefusedCall, listAll, localSigned, presentable, toolNames, waitFo
 import { startHttpTestServer, type HttpServerOptions, type HttpTestServer } from './http-guard-helpers.ts';
 
 const signedTools = presentable(localSigned.canonicalBytes);
+const signedSubject = new ToolGuard(localSigned.canonicalBytes).subject;
 const ALL = toolNames(signedTools as { name: string }[]);
 const closers: (() => Promise<unknown>)[] = [];
 
@@ -104,6 +108,28 @@ describe.each([
     });
     await expectRefusedCall(client, 'delete_note', { id: 'n-1' });
     expect(server.received).not.toContain('tools/call delete_note');
+  });
+
+  it('withheld tools: the client gets a notifications/message (warning) naming them, once per session', async () => {
+    const { guard } = await setup({ json, mode: 'extra-tool' });
+    const { client } = await connect(guard.url);
+    const notices: unknown[] = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+      notices.push(notification.params);
+    });
+    expect(toolNames(await listAll(client))).toEqual(ALL);
+    expect(toolNames(await listAll(client))).toEqual(ALL);
+    expect(notices).toEqual([
+      {
+        level: 'warning',
+        logger: 'toolseal-guard',
+        data: {
+          message: expect.stringContaining('export_all_notes (not in the signed manifest)'),
+          manifest: signedSubject,
+          withheld: [{ tool: 'export_all_notes', reason: 'unknown-tool', pointer: '/name' }],
+        },
+      },
+    ]);
   });
 
   it('an extra tool is withheld and a call to it never reaches the server', async () => {
