@@ -2,7 +2,7 @@
 // MCP 2025-06-18 "Transports" §Streamable HTTP), verified before it listens, until SIGINT or SIGTERM.
 
 import { type CallGate, GuardSession, ToolGuard } from '../guard/index.ts';
-import { startHttpGuard } from '../guard/http-guard.ts';
+import { startHttpGuard } from '../guard/http/http-guard.ts';
 import { fetchVerified, type FetchVerifiedOptions } from '../verify/index.ts';
 import { UsageError, type ExitCode } from './output.ts';
 

@@ -7,7 +7,7 @@ import { DEFAULT_LOCKFILE_NAME } from '../lock/lockfile.ts';
 import { fetchVerified, parseManifestRef, type FetchVerifiedOptions } from '../verify/index.ts';
 import { resolveRegistryUrl, userWorkingDirectory } from './config.ts';
 import { UsageError, type ExitCode } from './output.ts';
-import { selectServerEnvironment } from '../guard/server-environment.ts';
+import { selectServerEnvironment } from '../guard/stdio/server-environment.ts';
 import { readUserFile } from './user-files.ts';
 import { guardHttpUsage, runHttpGuard } from './guard-http.ts';
 import { hostCommandOptions, readJwksFile, resolveHostTarget, type HostCommandValues } from './verify.ts';

@@ -18,15 +18,15 @@ export {
   GUARD_PARSE_ERROR_CODE,
   GUARD_SESSION_REFUSED_CODE,
   REFUSAL_META_KEY,
-} from './guard-types.ts';
+} from './core/guard-types.ts';
 export type {
   GuardDecision,
   GuardFinding,
   GuardFindingEvent,
   GuardFindingReason,
   GuardMessage,
-} from './guard-types.ts';
-export { ToolGuard, type ToolGuardOptions } from './tool-guard.ts';
+} from './core/guard-types.ts';
+export { ToolGuard, type ToolGuardOptions } from './core/tool-guard.ts';
 export {
   CallGate,
   type ApprovalEvent,
@@ -34,8 +34,8 @@ export {
   type ApprovalsPort,
   type CallGateOptions,
   type GateOutcome,
-} from './call-gate.ts';
-export { GuardSession, type SessionDecision } from './guard-session.ts';
+} from './core/call-gate.ts';
+export { GuardSession, type SessionDecision } from './core/guard-session.ts';
 export {
   GUARD_POLICY_VERSION,
   matchPolicy,
@@ -44,26 +44,26 @@ export {
   type CapabilityKind,
   type GuardPolicy,
   type PolicyRule,
-} from './policy.ts';
+} from './core/policy.ts';
 export {
   startStdioGuard,
   type StdioGuardOptions,
   type StdioGuardOutcome,
   type StdioGuardSession,
-} from './stdio-guard.ts';
-export { GuardedTransport, type GuardedTransportOptions } from './guarded-transport.ts';
+} from './stdio/stdio-guard.ts';
+export { GuardedTransport, type GuardedTransportOptions } from './sdk/guarded-transport.ts';
 export {
   startHttpGuard,
   type HttpGuard,
   type HttpGuardLimits,
   type HttpGuardOptions,
   type HttpGuardPolicy,
-} from './http-guard.ts';
+} from './http/http-guard.ts';
 export {
   GuardedClient,
   guardClient,
   ToolCallRefusedError,
   type GuardClientOptions,
   type GuardedClientOptions,
-} from './guard-client.ts';
+} from './sdk/guard-client.ts';
 export { captureManifest, captureTools, type CaptureManifestOptions, type CapturedManifest } from './capture.ts';

@@ -5,8 +5,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApprovalsClient } from '../../src/client/approvals.ts';
-import { CallGate } from '../../src/guard/call-gate.ts';
-import type { GuardPolicy } from '../../src/guard/policy.ts';
+import { CallGate } from '../../src/guard/core/call-gate.ts';
+import type { GuardPolicy } from '../../src/guard/core/policy.ts';
 import type { Registry } from '../../src/registry/index.ts';
 import { startRegistryServer } from '../../src/server/index.ts';
 import {
