@@ -2,7 +2,14 @@
 
 import { parseArgs } from 'node:util';
 import { ApprovalsClient } from '../client/approvals.ts';
-import { CallGate, ToolGuard, readGuardPolicy, startStdioGuard, type GuardPolicy } from '../guard/index.ts';
+import {
+  type ApprovalsPort,
+  type GuardPolicy,
+  type GuardSession,
+  readGuardPolicy,
+  startStdioGuard,
+} from '../guard/index.ts';
+import { composeGuard } from '../guard/core/compose-guard.ts';
 import { DEFAULT_LOCKFILE_NAME } from '../lock/lockfile.ts';
 import { fetchVerified, parseManifestRef, type FetchVerifiedOptions } from '../verify/index.ts';
 import { resolveRegistryUrl, userWorkingDirectory } from './config.ts';
@@ -102,11 +109,7 @@ export async function runGuardCommand(args: string[]): Promise<ExitCode> {
     return runHttpGuard(values, command, async () => {
       const target = await resolveGuardTarget(values.manifest!, hostValues);
       const policy = await readPolicyOption(values.policy);
-      return {
-        ...target,
-        openGate: (signedBytes: Uint8Array, origin: string) =>
-          openCallGate(signedBytes, origin, target.registry, policy, hostToken),
-      };
+      return { ...target, policy, approvals: openApprovals(target.registry, policy, hostToken) };
     });
   }
   if (command === undefined) throw new UsageError(guardUsage);
@@ -117,47 +120,28 @@ export async function runGuardCommand(args: string[]): Promise<ExitCode> {
   const policy = await readPolicyOption(values.policy);
   const target = await resolveGuardTarget(values.manifest, hostValues);
 
-  // Verify before the server starts: a manifest that does not verify never gets a session.
+  // Verify before the server starts: a manifest that does not verify never gets a session. With a policy, whoami
+  // first (composeGuard): a token the registry refuses (or one that is not a host's) fails before the server starts.
   const verified = await fetchVerified(target.registry, target.ref, target.options);
-  const guard = new ToolGuard(verified.bytes, { strict: values.strict ?? false, expectedDigest: verified.digest });
-  // With a policy, whoami first: a token the registry refuses (or one that is not a host's) fails before the server starts.
-  const gate = await openCallGate(
-    verified.bytes,
-    verified.statement.predicate.registry,
-    target.registry,
-    policy,
-    hostToken,
-  );
-  process.stderr.write(
-    `${JSON.stringify({
-      event: 'verified',
-      manifest: guard.subject,
-      digest: verified.digest,
-      kid: verified.kid,
-      logIndex: verified.logIndex,
-      tools: guard.toolNames,
-      locked: target.options.lock !== undefined,
-      strict: guard.strict,
-      ...(gate.policy === undefined
-        ? {}
-        : { policyRules: gate.policy.requireApproval.length, audience: gate.audience }),
-    })}\n`,
-  );
-
-  return runStdioSession(guard, gate, command, commandArgs, env);
+  const composed = await composeGuard(verified, {
+    strict: values.strict ?? false,
+    locked: target.options.lock !== undefined,
+    ...(policy === undefined ? {} : { policy, approvals: openApprovals(target.registry, policy, hostToken) }),
+  });
+  for (const line of composed.startLines) process.stderr.write(`${JSON.stringify(line)}\n`);
+  return runStdioSession(composed.createSession(), command, commandArgs, env);
 }
 
 /** Run COMMAND behind the stdio guard until it exits; its exit code is passed on as is (the guard is transparent). */
 async function runStdioSession(
-  guard: ToolGuard,
-  gate: CallGate,
+  { guard, gate }: GuardSession,
   command: string,
   commandArgs: string[],
   env: NodeJS.ProcessEnv,
 ): Promise<ExitCode> {
   const session = startStdioGuard({
     guard,
-    gate,
+    ...(gate === undefined ? {} : { gate }),
     command,
     args: commandArgs,
     env,
@@ -193,17 +177,13 @@ async function readPolicyOption(file: string | undefined): Promise<GuardPolicy |
   return file === undefined ? undefined : readGuardPolicy(await readUserFile(file, '--policy'));
 }
 
-/** The call gate: argument checks always; approvals through the registry's API with the host token under a policy. */
-function openCallGate(
-  signedBytes: Uint8Array,
-  origin: string,
+/** Under a policy, the registry's approvals API with the host token (read once, never passed to the server). */
+function openApprovals(
   registryUrl: string,
   policy: GuardPolicy | undefined,
   hostToken: string | undefined,
-): Promise<CallGate> {
-  if (policy === undefined) return CallGate.open({ signedBytes, registry: origin });
-  const approvals = new ApprovalsClient({ registry: registryUrl, token: hostToken! });
-  return CallGate.open({ signedBytes, registry: origin, policy, approvals });
+): ApprovalsPort | undefined {
+  return policy === undefined ? undefined : new ApprovalsClient({ registry: registryUrl, token: hostToken! });
 }
 
 /**

@@ -11,6 +11,9 @@
 //                     policy (readGuardPolicy), a call that needs approval runs only once its approval is consumed.
 //   GuardSession      a ToolGuard and a CallGate together: what every transport runs.
 //   startHttpGuard    the proxy for a Streamable HTTP server: a loopback endpoint the client connects to instead.
+//   composeGuard      the one way to build a guard from a verified manifest (the gate, a session per MCP session,
+//                     the start lines): `toolseal guard` (stdio and HTTP) and guardClient all use it.
+// Folders: core/ (decisions, no I/O but the gate's registry calls), stdio/, http/, sdk/ (the SDK transport and client).
 
 export {
   GUARD_CALL_REFUSED_CODE,
@@ -36,6 +39,12 @@ export {
   type GateOutcome,
 } from './core/call-gate.ts';
 export { GuardSession, type SessionDecision } from './core/guard-session.ts';
+export {
+  composeGuard,
+  type ComposedGuard,
+  type GuardCompositionOptions,
+  type VerifiedForGuard,
+} from './core/compose-guard.ts';
 export {
   GUARD_POLICY_VERSION,
   matchPolicy,

@@ -132,11 +132,25 @@ function matchesRule(rule: PolicyRule, tool: ManifestTool, args: JsonObject): bo
   if ('tool' in rule) return tool.name === rule.tool;
   if ('annotation' in rule) return readHint(tool.annotations, rule.annotation);
   if ('capability' in rule) return mayUseCapability(tool, rule.capability);
-  const pointer = tool.capabilities?.money?.amountArgument;
-  if (pointer === undefined) return false;
+  const money = tool.capabilities?.money;
+  if (money === undefined) return false;
+  const pointer = money.amountArgument;
+  // A money tool that does not say which argument is the amount: guard cannot measure the call (fail closed).
+  if (pointer === undefined) return true;
   const amount = readArgumentValue(args, pointer);
   // checkMoney has refused any other amount; a missing or odd one still needs approval (fail closed).
   return typeof amount !== 'number' || amount >= rule.money.atLeastMinor;
+}
+
+/**
+ * The tools a money rule of `policy` gates without being able to measure them: they declare money capabilities but
+ * no `money.amountArgument`, so every call of theirs needs approval. Empty without a money rule.
+ */
+export function findUnmeasuredMoneyTools(policy: GuardPolicy, tools: readonly ManifestTool[]): string[] {
+  if (!policy.requireApproval.some((rule) => 'money' in rule)) return [];
+  return tools
+    .filter((tool) => tool.capabilities?.money !== undefined && tool.capabilities.money.amountArgument === undefined)
+    .map((tool) => tool.name);
 }
 
 /**

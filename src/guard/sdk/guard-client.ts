@@ -21,11 +21,12 @@ import { isJsonObject } from '../../core/json.ts';
 import { getLockEntry, type LockEntry, type Lockfile } from '../../lock/lockfile.ts';
 import { parseManifestRef } from '../../protocol/manifest-ref.ts';
 import { fetchVerified, type FetchedManifest, type FetchVerifiedOptions } from '../../verify/index.ts';
-import { type ApprovalEvent, type ApprovalsPort, CallGate } from '../core/call-gate.ts';
+import type { ApprovalEvent, ApprovalsPort, CallGate } from '../core/call-gate.ts';
+import { composeGuard } from '../core/compose-guard.ts';
 import { GUARD_CALL_REFUSED_CODE, type GuardFinding } from '../core/guard-types.ts';
 import { GuardedTransport } from './guarded-transport.ts';
 import type { GuardPolicy } from '../core/policy.ts';
-import { ToolGuard } from '../core/tool-guard.ts';
+import type { ToolGuard } from '../core/tool-guard.ts';
 
 // Type-only imports from the SDK: the wrapper drives the host's own Client and loads no SDK module itself.
 
@@ -95,16 +96,12 @@ export async function guardClient(client: Client, options: GuardClientOptions): 
     ...(options.logKey === undefined ? {} : { logKey: options.logKey }),
     ...lockOption(options.manifest, options.lock),
   });
-  const guard = new ToolGuard(verified.bytes, {
+  const composed = await composeGuard(verified, {
     strict: options.strict ?? false,
-    expectedDigest: verified.digest,
     requireListed: true,
-  });
-  const gate = await CallGate.open({
-    signedBytes: verified.bytes,
-    registry: verified.statement.predicate.registry,
     ...(options.policy === undefined ? {} : { policy: options.policy, approvals }),
   });
+  const { guard, gate } = composed.createSession();
   return new GuardedClient(client, guard, { onFinding: options.onFinding, gate, onEvent: options.onEvent }, verified);
 }
 

@@ -6,7 +6,13 @@ import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { ToolsealError } from '../../../src/core/errors.ts';
-import { matchPolicy, readGuardPolicy, type GuardPolicy, type PolicyRule } from '../../../src/guard/core/policy.ts';
+import {
+  findUnmeasuredMoneyTools,
+  matchPolicy,
+  readGuardPolicy,
+  type GuardPolicy,
+  type PolicyRule,
+} from '../../../src/guard/core/policy.ts';
 import type { ManifestTool } from '../../../src/pipeline/envelope.ts';
 import { repoRoot } from '../../fixtures/guard-env.ts';
 
@@ -181,7 +187,18 @@ describe('matchPolicy', () => {
     expect(matches({ money: { atLeastMinor: 0 } }, refund, { amount: 0 })).toBe(true);
     expect(matches({ money: { atLeastMinor: 0 } }, lookup, { amount: 5 })).toBe(false);
     const noArgument = { ...refund, capabilities: { money: { currencies: ['USD'], maxAmountMinorPerCall: 1 } } };
-    expect(matches({ money: { atLeastMinor: 0 } }, noArgument, { amount: 5 })).toBe(false);
+    // A money tool that names no amount argument cannot be measured: every call matches (fail closed).
+    expect(matches({ money: { atLeastMinor: 10000 } }, noArgument, { amount: 5 })).toBe(true);
+    expect(
+      findUnmeasuredMoneyTools({ version: 1, requireApproval: [{ money: { atLeastMinor: 1 } }] }, [
+        refund,
+        lookup,
+        noArgument,
+      ] as never),
+    ).toEqual([noArgument.name]);
+    expect(findUnmeasuredMoneyTools({ version: 1, requireApproval: [{ all: true }] }, [noArgument] as never)).toEqual(
+      [],
+    );
   });
 
   it('capability: declared non-empty or no claim matches; only an explicit empty list does not', () => {
