@@ -307,15 +307,16 @@ export class CallGate {
       events.push({
         ...event(name, signed, approval.id, action.digest, undefined),
         code: name === 'approval-requested' ? 'APPROVAL_REQUIRED' : 'APPROVAL_PENDING',
-        message: `approval ${approval.id} is ${approval.status}: ${approval.url}`,
+        message: `approval ${approval.id} is ${approval.status}: ${formatApprovalPage(approval)}`,
       });
     }
     if (pending.call.id === null) return { forward: false, reply: undefined, events };
-    const text =
-      `toolseal guard: this call of ${signed.tool.name} (${signed.manifest}) needs an operator's approval before it ` +
-      `runs. Approval request ${approval.id} for action digest ${action.digest} is ${approval.status} until ` +
-      `${approval.expiresAt}: ${approval.url}. Once it is approved, make exactly the same call again.`;
     const code = name === 'approval-requested' ? 'APPROVAL_REQUIRED' : 'APPROVAL_PENDING';
+    const text =
+      `toolseal guard (${code}): this call of ${signed.tool.name} (${signed.manifest}) needs an operator's approval before it ` +
+      `runs. Approval request ${approval.id} for action digest ${action.digest} is ${approval.status} until ` +
+      `${approval.expiresAt}; an operator decides it at ${formatApprovalPage(approval)}. Once it is approved, make ` +
+      'exactly the same call again.';
     const reply = {
       jsonrpc: '2.0',
       id: pending.call.id,
@@ -336,7 +337,8 @@ export class CallGate {
             id: approval.id,
             digest: action.digest,
             status: approval.status,
-            url: approval.url,
+            url: formatApprovalPage(approval),
+            apiUrl: approval.url,
             expiresAt: approval.expiresAt,
           },
         },
@@ -344,6 +346,17 @@ export class CallGate {
     };
     return { forward: false, reply: JSON.stringify(reply), events };
   }
+}
+
+/**
+ * The approval's web page on the registry (`<registry>/ui/approvals/{id}`, where an operator signs in and decides),
+ * from the API URL the registry gave (`<registry>/v1/approvals/{id}`): the API answers a browser with 401.
+ */
+export function formatApprovalPage(approval: Pick<ApprovalCreatedResponse, 'id' | 'url'>): string {
+  const api = new URL(approval.url);
+  const tail = `/v1/approvals/${encodeURIComponent(approval.id)}`;
+  const base = api.pathname.endsWith(tail) ? api.pathname.slice(0, -tail.length) : '';
+  return new URL(`${base}/ui/approvals/${encodeURIComponent(approval.id)}`, api.origin).href;
 }
 
 /** The travelling envelope's bytes: `arguments` exactly as the call sent them (their text from the request). */

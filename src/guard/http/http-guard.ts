@@ -95,6 +95,8 @@ const DEFAULT_LIMITS: Required<HttpGuardLimits> = {
 };
 
 export const HTTP_GUARD_PATH = '/mcp';
+/** GET answers {"status":"ok"} while the guard runs (issue 23 §7). */
+export const HEALTH_PATH = '/healthz';
 const LOOPBACK = '127.0.0.1';
 const MAX_REFUSED_SESSIONS = 1024;
 
@@ -218,6 +220,11 @@ class HttpGuardServer implements SessionHost {
     const refusal = findRebindingRefusal(req.headers, this.identity);
     if (refusal !== undefined) {
       sendJsonRpcError(res, 403, `forbidden: ${refusal}`);
+      return undefined;
+    }
+    if (req.url === HEALTH_PATH && (req.method === 'GET' || req.method === 'HEAD')) {
+      // Liveness for a supervisor: the guard is up and verified (it listens only after verifying); no upstream call.
+      sendJson(res, 200, { 'cache-control': 'no-store' }, '{"status":"ok"}');
       return undefined;
     }
     if (!isGuardPath(req.url)) {

@@ -238,10 +238,15 @@ describe('CallGate: approvals (scripted registry)', () => {
       id: ID_A,
       digest,
       status: 'pending',
-      url: `${ORIGIN}/v1/approvals/${ID_A}`,
+      // The page an operator decides on, not the API (which answers a browser with 401).
+      url: `${ORIGIN}/ui/approvals/${ID_A}`,
+      apiUrl: `${ORIGIN}/v1/approvals/${ID_A}`,
       expiresAt: '2030-01-01T00:00:00.000Z',
     });
+    expect(errorOf(first).data).toMatchObject({ code: 'APPROVAL_REQUIRED', id: ID_A, digest });
     const firstText = (JSON.parse(first.reply!) as { result: { content: { text: string }[] } }).result.content[0]!.text;
+    expect(firstText).toContain(`${ORIGIN}/ui/approvals/${ID_A}`);
+    expect(firstText).not.toContain('/v1/approvals/');
     expect(firstText).toContain(ID_A);
     expect(firstText).toContain(digest);
     expect(first.events).toEqual([

@@ -110,6 +110,14 @@ describe.each([
     expect(server.received).not.toContain('tools/call delete_note');
   });
 
+  it('GET /healthz answers 200 {"status":"ok"} without asking the server', async () => {
+    const { guard, server } = await setup({ json });
+    const response = await fetch(new URL('/healthz', guard.url));
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ status: 'ok' });
+    expect(server.requests).toEqual([]);
+  });
+
   it('withheld tools: the client gets a notifications/message (warning) naming them, once per session', async () => {
     const { guard } = await setup({ json, mode: 'extra-tool' });
     const { client } = await connect(guard.url);
