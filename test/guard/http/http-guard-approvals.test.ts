@@ -122,4 +122,25 @@ describe('the HTTP guard with a policy', () => {
       await client.close();
     }
   });
+
+  it('pending and denied approvals are tool results (isError, the code in _meta); nothing reaches the server', async () => {
+    const client = new Client({ name: 'host', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(guard.url)));
+    try {
+      const before = received.length;
+      const args = { charge: 'ch_denied', amount_minor: 7700, currency: 'USD' };
+      const first = refusalOf({ result: await client.callTool({ name: 'refund', arguments: args }) });
+      expect(first.code).toBe('APPROVAL_REQUIRED');
+      expect(first.text).toContain('/ui/approvals/');
+      const pending = refusalOf({ result: await client.callTool({ name: 'refund', arguments: args }) });
+      expect(pending).toMatchObject({ code: 'APPROVAL_PENDING', meta: { id: first.meta['id'] } });
+      await reg.operator.decide(String(first.meta['id']), { decision: 'deny', digest: String(first.meta['digest']) });
+      const denied = refusalOf({ result: await client.callTool({ name: 'refund', arguments: args }) });
+      expect(denied.code).toBe('APPROVAL_DENIED');
+      expect(denied.text).toContain('do not retry');
+      expect(received.length).toBe(before);
+    } finally {
+      await client.close();
+    }
+  });
 });
