@@ -15,13 +15,13 @@ import type { AddressInfo } from 'node:net';
 import { pipeline } from 'node:stream/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CallGate } from '../src/guard/call-gate.ts';
-import { startHttpGuard } from '../src/guard/http-guard.ts';
-import { selectClientResponseHeaders, selectUpstreamRequestHeaders } from '../src/guard/http-headers.ts';
-import { createPooledUpstream, readReadableWithin, Stop } from '../src/guard/http-upstream.ts';
+import { CallGate } from '../src/guard/core/call-gate.ts';
+import { startHttpGuard } from '../src/guard/http/http-guard.ts';
+import { selectClientResponseHeaders, selectUpstreamRequestHeaders } from '../src/guard/http/http-headers.ts';
+import { createPooledUpstream, readReadableWithin, Stop } from '../src/guard/http/http-upstream.ts';
 import { GuardedClient, GuardSession, ToolGuard } from '../src/guard/index.ts';
 import { localSigned } from '../test/guard/guard-helpers.ts';
-import { startHttpTestServer } from '../test/guard/http-guard-helpers.ts';
+import { startHttpTestServer } from '../test/guard/http/http-guard-helpers.ts';
 import { fixtureTools } from '../test/fixtures/mcp-tools.ts';
 import { median } from './bench-stats.ts';
 

@@ -1,8 +1,9 @@
 // `toolseal guard --upstream URL --listen 127.0.0.1:PORT`: the guard for a Streamable HTTP server (issue 14 §1;
 // MCP 2025-06-18 "Transports" §Streamable HTTP), verified before it listens, until SIGINT or SIGTERM.
 
-import { type CallGate, GuardSession, ToolGuard } from '../guard/index.ts';
-import { startHttpGuard } from '../guard/http-guard.ts';
+import type { ApprovalsPort, GuardPolicy } from '../guard/index.ts';
+import { composeGuard } from '../guard/core/compose-guard.ts';
+import { startHttpGuard } from '../guard/http/http-guard.ts';
 import type { FetchVerifiedOptions } from '../verify/index.ts';
 import { UsageError, type ExitCode } from './output.ts';
 import { fetchGuardManifest } from './verify.ts';
@@ -34,8 +35,9 @@ export interface HttpGuardTarget {
   registry: string;
   ref: string;
   options: FetchVerifiedOptions;
-  /** The call gate for the verified bytes (argument checks; approvals with a policy), one for every session. */
-  openGate: (signedBytes: Uint8Array, origin: string) => Promise<CallGate>;
+  /** The operator's approval policy, and the registry's approvals API to enforce it with. */
+  policy: GuardPolicy | undefined;
+  approvals: ApprovalsPort | undefined;
 }
 
 const STOP_SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
@@ -73,32 +75,16 @@ export async function runHttpGuard(
   const target = await resolveTarget();
   // Verify before listening: a manifest that does not verify never gets a session.
   const verified = await fetchGuardManifest(target);
-  const strict = values.strict ?? false;
-  // With a policy, whoami first: a token the registry refuses (or not a host's) fails before the guard listens.
-  const gate = await target.openGate(verified.bytes, verified.statement.predicate.registry);
-  const createPolicy = (): GuardSession =>
-    new GuardSession(
-      new ToolGuard(verified.bytes, { strict, expectedDigest: verified.digest, requireListed: true }),
-      gate,
-    );
-  const first = createPolicy().guard;
-  process.stderr.write(
-    `${JSON.stringify({
-      event: 'verified',
-      manifest: first.subject,
-      digest: verified.digest,
-      kid: verified.kid,
-      logIndex: verified.logIndex,
-      tools: first.toolNames,
-      locked: target.options.lock !== undefined,
-      strict,
-      ...(gate.policy === undefined
-        ? {}
-        : { policyRules: gate.policy.requireApproval.length, audience: gate.audience }),
-    })}\n`,
-  );
+  // With a policy, whoami first (composeGuard): a token the registry refuses (or not a host's) fails before listening.
+  const composed = await composeGuard(verified, {
+    strict: values.strict ?? false,
+    requireListed: true,
+    locked: target.options.lock !== undefined,
+    ...(target.policy === undefined ? {} : { policy: target.policy, approvals: target.approvals }),
+  });
+  for (const line of composed.startLines) process.stderr.write(`${JSON.stringify(line)}\n`);
   const guard = await startHttpGuard({
-    createPolicy,
+    createPolicy: () => composed.createSession(),
     upstream: values.upstream!,
     port,
     allowedOrigins: values['allow-origin'] ?? [],

@@ -2,11 +2,19 @@
 
 import { parseArgs } from 'node:util';
 import { ApprovalsClient } from '../client/approvals.ts';
-import { CallGate, ToolGuard, readGuardPolicy, startStdioGuard, type GuardPolicy } from '../guard/index.ts';
+import {
+  type ApprovalsPort,
+  type GuardPolicy,
+  type GuardSession,
+  readGuardPolicy,
+  startStdioGuard,
+} from '../guard/index.ts';
+import { composeGuard } from '../guard/core/compose-guard.ts';
 import { DEFAULT_LOCKFILE_NAME } from '../lock/lockfile.ts';
 import { parseManifestRef, type FetchVerifiedOptions } from '../verify/index.ts';
 import { resolveRegistryUrl, userWorkingDirectory } from './config.ts';
 import { UsageError, type ExitCode } from './output.ts';
+import { selectServerEnvironment } from '../guard/stdio/server-environment.ts';
 import { readUserFile } from './user-files.ts';
 import { guardHttpUsage, runHttpGuard } from './guard-http.ts';
 import {
@@ -18,7 +26,7 @@ import {
   type HostCommandValues,
 } from './verify.ts';
 
-export const guardUsage = `toolseal guard --manifest NAME@VERSION --registry URL [--locked] [--lock FILE] [--log-key KEY] [--jwks FILE] [--witness-policy FILE] [--strict] [--policy FILE --host-token T] -- COMMAND [ARGS...]
+export const guardUsage = `toolseal guard --manifest NAME@VERSION --registry URL [--locked] [--lock FILE] [--log-key KEY] [--jwks FILE] [--witness-policy FILE] [--strict] [--policy FILE --host-token T] [--env-deny NAME]... [--env-allow NAME]... -- COMMAND [ARGS...]
   A verifying MCP proxy. Fetches NAME@VERSION and verifies it (attestation, key, digest, log inclusion) BEFORE
   starting the MCP server COMMAND over stdio (in the folder toolseal was run from), then relays JSON-RPC between
   the client on stdin/stdout and the server. On every tools/list, each tool the server presents is compared
@@ -29,7 +37,8 @@ export const guardUsage = `toolseal guard --manifest NAME@VERSION --registry URL
   go to stderr, one JSON line each, with the server's own stderr (a server presenting only some of the signed
   tools is one line with "level":"info", not a finding that withholds anything). Exits with the server's exit code
   (1 when the session was refused). Every tools/call's arguments are checked against the signed tool (inputSchema,
-  money) before it is forwarded; a refusal is a JSON-RPC error whose data has the code and pointer.
+  money) before it is forwarded; a refusal is a tool result with isError (the model reads it) whose
+  _meta["io.toolseal/refusal"] has the code and pointer.
   --policy FILE     the operator's approval policy (schema/guard-policy-v1.schema.json): a call a rule matches is
                     forwarded only once an operator has approved that exact call (its action digest); until then
                     the client gets a tool result with isError and _meta["io.toolseal/approval"] (id, digest, URL)
@@ -45,7 +54,11 @@ export const guardUsage = `toolseal guard --manifest NAME@VERSION --registry URL
   --witness-policy FILE  a C2SP tlog-policy: the checkpoint must carry its witness quorum (else WITNESS_QUORUM)
   --jwks FILE   pin the attestation keys (else the registry's JWKS is fetched: trust on first use)
   --strict      refuse the session on the first tool that differs or is unknown
-  TOOLSEAL_REGISTRY may stand for --registry.
+  --env-deny NAME   do not pass NAME to the server either (repeatable, or NAME,NAME)
+  --env-allow NAME  pass only the named variables to the server (an allow-list; repeatable, or NAME,NAME)
+  The server gets guard's environment without any TOOLSEAL_* variable (tokens never reach it) and without the
+  --env-deny names; with --env-allow, only those names (never a TOOLSEAL_* one; name PATH if COMMAND is found
+  through it). TOOLSEAL_REGISTRY may stand for --registry, TOOLSEAL_HOST_TOKEN for --host-token.
 ${guardHttpUsage}`;
 
 /** Where to fetch the manifest from and how to verify it, from the options verify shares (--lock, --log-key, --jwks). */
@@ -76,6 +89,8 @@ export async function runGuardCommand(args: string[]): Promise<ExitCode> {
       upstream: { type: 'string' },
       listen: { type: 'string' },
       'allow-origin': { type: 'string', multiple: true },
+      'env-deny': { type: 'string', multiple: true },
+      'env-allow': { type: 'string', multiple: true },
     },
     allowPositionals: true,
   });
@@ -100,62 +115,49 @@ export async function runGuardCommand(args: string[]): Promise<ExitCode> {
       '--policy needs --host-token T (or TOOLSEAL_HOST_TOKEN): guard asks the registry for approvals',
     );
   if (http) {
+    if (values['env-deny'] !== undefined || values['env-allow'] !== undefined)
+      throw new UsageError(
+        '--env-deny and --env-allow choose the environment of a COMMAND guard starts: give them without --upstream',
+      );
     return runHttpGuard(values, command, async () => {
       const target = await resolveGuardTarget(values.manifest!, hostValues);
       const policy = await readPolicyOption(values.policy);
-      return {
-        ...target,
-        openGate: (signedBytes: Uint8Array, origin: string) =>
-          openCallGate(signedBytes, origin, target.registry, policy, hostToken),
-      };
+      return { ...target, policy, approvals: openApprovals(target.registry, policy, hostToken) };
     });
   }
   if (command === undefined) throw new UsageError(guardUsage);
+  const env = selectServerEnvironment(process.env, {
+    deny: readEnvNames(values['env-deny'], '--env-deny'),
+    allow: values['env-allow'] === undefined ? undefined : readEnvNames(values['env-allow'], '--env-allow'),
+  });
   const policy = await readPolicyOption(values.policy);
   const target = await resolveGuardTarget(values.manifest, hostValues);
 
-  // Verify before the server starts: a manifest that does not verify never gets a session.
+  // Verify before the server starts: a manifest that does not verify never gets a session. With a policy, whoami
+  // first (composeGuard): a token the registry refuses (or one that is not a host's) fails before the server starts.
   const verified = await fetchGuardManifest(target);
-  const guard = new ToolGuard(verified.bytes, { strict: values.strict ?? false, expectedDigest: verified.digest });
-  // With a policy, whoami first: a token the registry refuses (or one that is not a host's) fails before the server starts.
-  const gate = await openCallGate(
-    verified.bytes,
-    verified.statement.predicate.registry,
-    target.registry,
-    policy,
-    hostToken,
-  );
-  process.stderr.write(
-    `${JSON.stringify({
-      event: 'verified',
-      manifest: guard.subject,
-      digest: verified.digest,
-      kid: verified.kid,
-      logIndex: verified.logIndex,
-      tools: guard.toolNames,
-      locked: target.options.lock !== undefined,
-      strict: guard.strict,
-      ...(gate.policy === undefined
-        ? {}
-        : { policyRules: gate.policy.requireApproval.length, audience: gate.audience }),
-    })}\n`,
-  );
-
-  return runStdioSession(guard, gate, command, commandArgs);
+  const composed = await composeGuard(verified, {
+    strict: values.strict ?? false,
+    locked: target.options.lock !== undefined,
+    ...(policy === undefined ? {} : { policy, approvals: openApprovals(target.registry, policy, hostToken) }),
+  });
+  for (const line of composed.startLines) process.stderr.write(`${JSON.stringify(line)}\n`);
+  return runStdioSession(composed.createSession(), command, commandArgs, env);
 }
 
 /** Run COMMAND behind the stdio guard until it exits; its exit code is passed on as is (the guard is transparent). */
 async function runStdioSession(
-  guard: ToolGuard,
-  gate: CallGate,
+  { guard, gate }: GuardSession,
   command: string,
   commandArgs: string[],
+  env: NodeJS.ProcessEnv,
 ): Promise<ExitCode> {
   const session = startStdioGuard({
     guard,
-    gate,
+    ...(gate === undefined ? {} : { gate }),
     command,
     args: commandArgs,
+    env,
     // The user's folder, also under `npm run toolseal` (which runs in the package root): paths in COMMAND are theirs.
     cwd: userWorkingDirectory(),
     input: process.stdin,
@@ -174,22 +176,27 @@ async function runStdioSession(
   }
 }
 
+/** Variable names from a repeatable option, each also a comma-separated list (`--env-deny A,B --env-deny C`). */
+function readEnvNames(given: string[] | undefined, option: string): string[] {
+  const names = (given ?? []).flatMap((value) => value.split(',')).map((name) => name.trim());
+  for (const name of names)
+    if (name === '' || name.includes('=') || name.includes('\0'))
+      throw new UsageError(`${option} takes environment variable names, not ${JSON.stringify(name)}`);
+  return names;
+}
+
 /** The --policy file, read strictly (readGuardPolicy's codes and pointers), or undefined without one. */
 async function readPolicyOption(file: string | undefined): Promise<GuardPolicy | undefined> {
   return file === undefined ? undefined : readGuardPolicy(await readUserFile(file, '--policy'));
 }
 
-/** The call gate: argument checks always; approvals through the registry's API with the host token under a policy. */
-function openCallGate(
-  signedBytes: Uint8Array,
-  origin: string,
+/** Under a policy, the registry's approvals API with the host token (read once, never passed to the server). */
+function openApprovals(
   registryUrl: string,
   policy: GuardPolicy | undefined,
   hostToken: string | undefined,
-): Promise<CallGate> {
-  if (policy === undefined) return CallGate.open({ signedBytes, registry: origin });
-  const approvals = new ApprovalsClient({ registry: registryUrl, token: hostToken! });
-  return CallGate.open({ signedBytes, registry: origin, policy, approvals });
+): ApprovalsPort | undefined {
+  return policy === undefined ? undefined : new ApprovalsClient({ registry: registryUrl, token: hostToken! });
 }
 
 /**

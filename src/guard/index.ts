@@ -11,21 +11,25 @@
 //                     policy (readGuardPolicy), a call that needs approval runs only once its approval is consumed.
 //   GuardSession      a ToolGuard and a CallGate together: what every transport runs.
 //   startHttpGuard    the proxy for a Streamable HTTP server: a loopback endpoint the client connects to instead.
+//   composeGuard      the one way to build a guard from a verified manifest (the gate, a session per MCP session,
+//                     the start lines): `toolseal guard` (stdio and HTTP) and guardClient all use it.
+// Folders: core/ (decisions, no I/O but the gate's registry calls), stdio/, http/, sdk/ (the SDK transport and client).
 
 export {
   GUARD_CALL_REFUSED_CODE,
   GUARD_LIST_REFUSED_CODE,
   GUARD_PARSE_ERROR_CODE,
   GUARD_SESSION_REFUSED_CODE,
-} from './guard-types.ts';
+  REFUSAL_META_KEY,
+} from './core/guard-types.ts';
 export type {
   GuardDecision,
   GuardFinding,
   GuardFindingEvent,
   GuardFindingReason,
   GuardMessage,
-} from './guard-types.ts';
-export { ToolGuard, type ToolGuardOptions } from './tool-guard.ts';
+} from './core/guard-types.ts';
+export { ToolGuard, type ToolGuardOptions } from './core/tool-guard.ts';
 export {
   CallGate,
   type ApprovalEvent,
@@ -33,8 +37,14 @@ export {
   type ApprovalsPort,
   type CallGateOptions,
   type GateOutcome,
-} from './call-gate.ts';
-export { GuardSession, type SessionDecision } from './guard-session.ts';
+} from './core/call-gate.ts';
+export { GuardSession, type SessionDecision } from './core/guard-session.ts';
+export {
+  composeGuard,
+  type ComposedGuard,
+  type GuardCompositionOptions,
+  type VerifiedForGuard,
+} from './core/compose-guard.ts';
 export {
   GUARD_POLICY_VERSION,
   matchPolicy,
@@ -43,25 +53,25 @@ export {
   type CapabilityKind,
   type GuardPolicy,
   type PolicyRule,
-} from './policy.ts';
+} from './core/policy.ts';
 export {
   startStdioGuard,
   type StdioGuardOptions,
   type StdioGuardOutcome,
   type StdioGuardSession,
-} from './stdio-guard.ts';
-export { GuardedTransport, type GuardedTransportOptions } from './guarded-transport.ts';
+} from './stdio/stdio-guard.ts';
+export { GuardedTransport, type GuardedTransportOptions } from './sdk/guarded-transport.ts';
 export {
   startHttpGuard,
   type HttpGuard,
   type HttpGuardLimits,
   type HttpGuardOptions,
   type HttpGuardPolicy,
-} from './http-guard.ts';
+} from './http/http-guard.ts';
 export {
   GuardedClient,
   guardClient,
   ToolCallRefusedError,
   type GuardClientOptions,
   type GuardedClientOptions,
-} from './guard-client.ts';
+} from './sdk/guard-client.ts';

@@ -10,7 +10,7 @@ import { parseStrictText, type JsonValue } from '../../src/pipeline/index.ts';
 
 const RUNS = Number(process.env['TOOLSEAL_PROPERTY_RUNS'] ?? 100);
 const encoder = new TextEncoder();
-/** The HTTP guard's depth limit for a message (src/guard/http-session.ts MESSAGE_MAX_DEPTH). */
+/** The HTTP guard's depth limit for a message (src/guard/http/http-session.ts MESSAGE_MAX_DEPTH). */
 const GUARD_DEPTH = 256;
 
 /** A function's answer as a value: what it returned, or the refusal it threw. */

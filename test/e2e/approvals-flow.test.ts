@@ -3,13 +3,14 @@
 // issue's list, in order, on one guarded session (plus one raw session for literals an SDK client cannot write).
 // Expiry: the registry's clock is moved past the approval TTL (the option `serve --approval-ttl` sets).
 
+import { refusalOf as readRefusal } from '../guard/approval-helpers.ts';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { McpError, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolsealError } from '../../src/core/errors.ts';
 import { APPROVAL_META_KEY } from '../../src/protocol/wire.ts';
 import { jsonLines, repoRoot, runToolseal, toolsealBin } from '../fixtures/guard-env.ts';
@@ -126,13 +127,9 @@ function approvalOf(result: Result): { id: string; digest: string; status: strin
   return meta as { id: string; digest: string; status: string; url: string };
 }
 
+/** A refused call is a tool result with isError and the code in _meta (MCP 2025-11-25), never a protocol error. */
 async function refusalOf(call: Promise<Result>): Promise<string> {
-  const error = await call.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(McpError);
-  return ((error as McpError).data as { code: string }).code;
+  return readRefusal({ result: await call }).code;
 }
 
 async function operator(decision: 'approve' | 'deny', approval: { id: string; digest: string }): Promise<void> {
@@ -233,9 +230,10 @@ describe('approvals end to end (issue 13 §5)', () => {
       raw.send(toolsCallText(1, 'refund', refundArguments('4200.0')));
       raw.send(toolsCallText(2, 'refund', refundArguments('4.2e3')));
       for (const id of [1, 2]) {
-        const error = (JSON.parse(await raw.response(id)) as { error: { data: { code: string; pointer: string } } })
-          .error;
-        expect(error.data).toMatchObject({ code: 'MONEY_INVALID', pointer: '/amount_minor' });
+        expect(readRefusal(JSON.parse(await raw.response(id))).meta).toMatchObject({
+          code: 'MONEY_INVALID',
+          pointer: '/amount_minor',
+        });
       }
       expect(readFileSync(join(folder, 'raw-received.jsonl'), 'utf8')).toBe('');
     } finally {

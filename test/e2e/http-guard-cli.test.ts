@@ -23,7 +23,7 @@ import {
   presentable,
   waitFor,
 } from '../guard/guard-helpers.ts';
-import { startHttpTestServer, type HttpTestServer } from '../guard/http-guard-helpers.ts';
+import { startHttpTestServer, type HttpTestServer } from '../guard/http/http-guard-helpers.ts';
 
 const TOKEN = 'Bearer secret-token-7f3a91';
 let registry: TestRegistry;

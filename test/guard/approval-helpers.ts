@@ -5,8 +5,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApprovalsClient } from '../../src/client/approvals.ts';
-import { CallGate } from '../../src/guard/call-gate.ts';
-import type { GuardPolicy } from '../../src/guard/policy.ts';
+import { CallGate } from '../../src/guard/core/call-gate.ts';
+import type { GuardPolicy } from '../../src/guard/core/policy.ts';
 import type { Registry } from '../../src/registry/index.ts';
 import { startRegistryServer } from '../../src/server/index.ts';
 import {
@@ -101,3 +101,20 @@ export function refundArguments(amount: string | number, extra = ''): string {
 }
 
 export const MONEY_POLICY: GuardPolicy = { version: 1, requireApproval: [{ money: { atLeastMinor: 1000 } }] };
+
+/**
+ * The refusal in a tools/call answer: guard answers a call it does not run (arguments, money, approvals) with a tool
+ * result with isError, a text and `_meta["io.toolseal/refusal"]` (MCP 2025-11-25 "Tools" §Error Handling); throws
+ * for anything else (a JSON-RPC error, a result that is no refusal).
+ */
+export function refusalOf(response: unknown): { code: string; text: string; meta: Record<string, unknown> } {
+  const message = response as { error?: unknown; result?: Record<string, unknown> };
+  if (message.error !== undefined || message.result?.['isError'] !== true)
+    throw new Error(`not a refusal result: ${JSON.stringify(response)}`);
+  const meta = (message.result['_meta'] as Record<string, Record<string, unknown>> | undefined)?.[
+    'io.toolseal/refusal'
+  ];
+  const content = message.result['content'] as { type: string; text: string }[];
+  if (meta === undefined || content[0]?.type !== 'text') throw new Error(`no refusal: ${JSON.stringify(response)}`);
+  return { code: String(meta['code']), text: content[0].text, meta };
+}

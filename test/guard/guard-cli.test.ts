@@ -7,7 +7,11 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  LoggingMessageNotificationSchema,
+  McpError,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod/v4';
 import { GUARD_SESSION_REFUSED_CODE, type GuardFinding } from '../../src/guard/index.ts';
 import { emptyLockfile, setLockEntry, writeLockfile } from '../../src/lock/lockfile.ts';
@@ -195,6 +199,30 @@ describe('toolseal guard (end to end)', () => {
     expect(error.message).toContain('not in the signed manifest');
     expect((await session.client.callTool({ name: 'echo', arguments: { text: 'x' } })).isError).toBeFalsy();
     expect(session.stderr()).not.toContain('fixture: tools/call export_all_notes');
+  });
+
+  it('extra-tool: the client is told with a notifications/message (warning) naming the tool, once', async () => {
+    const session = await openGuarded('extra-tool');
+    const notices: unknown[] = [];
+    session.client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+      notices.push(notification.params);
+    });
+    await listAll(session.client);
+    await listAll(session.client);
+    await waitFor(() => notices.length > 0, 'the notice');
+    expect(notices).toEqual([
+      {
+        level: 'warning',
+        logger: 'toolseal-guard',
+        data: {
+          message: expect.stringContaining('export_all_notes (not in the signed manifest)'),
+          manifest: REF,
+          withheld: [{ tool: 'export_all_notes', reason: 'unknown-tool', pointer: '/name' }],
+        },
+      },
+    ]);
+    // The finding is logged once per session too.
+    expect(session.findings('tool-withheld')).toHaveLength(1);
   });
 
   it('inject-meta: a tool with an injected _meta is withheld (pointer /_meta)', async () => {
