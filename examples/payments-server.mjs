@@ -12,9 +12,10 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } fr
 
 const manifest = JSON.parse(readFileSync(new URL('../manifests/payments.json', import.meta.url), 'utf8'));
 /** The tools as an MCP server lists them: the manifest's tools without toolseal's own members. */
+const withOutputSchema = new Set(manifest.tools.filter((tool) => tool.outputSchema).map((tool) => tool.name));
 const tools = manifest.tools.map(({ capabilities: _capabilities, approval: _approval, ...tool }) => tool);
 
-/** Made-up answers, one per tool (create_payment's shaped like its outputSchema, so it is also structured content). */
+/** Made-up answers, one per tool; a tool with an outputSchema gets its answer as structured content too. */
 const answers = {
   create_payment: (args) => ({
     payment_id: 'pi_example000001',
@@ -24,7 +25,7 @@ const answers = {
   }),
   refund_payment: (args) => ({ refund_id: 're_example000001', status: 'succeeded', amount_minor: args.amount_minor }),
   get_payment: (args) => ({ payment_id: args.payment_id, status: 'succeeded' }),
-  list_payments: () => [],
+  list_payments: () => ({ payments: [], has_more: false }),
 };
 
 const server = new Server(
@@ -40,7 +41,7 @@ server.setRequestHandler(CallToolRequestSchema, async (request) => {
   if (answer === undefined) throw new McpError(ErrorCode.InvalidParams, `unknown tool ${name}`);
   const result = answer(args);
   const content = [{ type: 'text', text: JSON.stringify(result) }];
-  return name === 'create_payment' ? { content, structuredContent: result } : { content };
+  return withOutputSchema.has(name) ? { content, structuredContent: result } : { content };
 });
 
 process.stdin.on('end', () => process.exit(0));
