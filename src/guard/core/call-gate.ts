@@ -4,8 +4,7 @@
 // has consumed an approval whose digest it recomputed from the same call. One async implementation for every
 // transport (stdio, in-process, Streamable HTTP). Fails closed: no answer from the registry, nothing forwarded.
 
-import type { Sha256Digest } from '../../core/digest.ts';
-import { type ErrorCode, ToolsealError } from '../../core/errors.ts';
+import { ToolsealError } from '../../core/errors.ts';
 import { escapePointerToken } from '../../core/json-pointer.ts';
 import { isJsonObject, type JsonObject, type JsonValue } from '../../core/json.ts';
 import { APPROVAL_ID_PATTERN } from '../../client/approvals.ts';
@@ -25,7 +24,17 @@ import {
   type ApprovalTransitionResponse,
   type WhoamiResponse,
 } from '../../protocol/wire.ts';
+import {
+  type ApprovalEvent,
+  type ApprovalEventName,
+  asRefusal,
+  event,
+  type GateOutcome,
+  refuse,
+} from './call-refusals.ts';
 import { REFUSAL_META_KEY } from './guard-types.ts';
+
+export type { ApprovalEvent, ApprovalEventName, GateOutcome } from './call-refusals.ts';
 import { type GuardPolicy, matchPolicy } from './policy.ts';
 
 /** What the gate needs from the registry: the methods of ApprovalsClient (src/client/approvals.ts) with a host token. */
@@ -34,44 +43,6 @@ export interface ApprovalsPort {
   request(envelopeBytes: Uint8Array): Promise<ApprovalCreatedResponse & { created: boolean }>;
   consume(id: string, envelopeBytes: Uint8Array): Promise<ApprovalTransitionResponse>;
   get(id: string): Promise<ApprovalResponse>;
-}
-
-export type ApprovalEventName =
-  /** A new approval request was stored; the client was told approval is needed. */
-  | 'approval-requested'
-  /** The call's approval exists and is still pending (or an identical open request was found). */
-  | 'approval-pending'
-  /** An approval was consumed: the call was forwarded. */
-  | 'approval-consumed'
-  /** The registry refused a request or a consumption (digest mismatch, denied, expired, unreachable, ...). */
-  | 'approval-refused'
-  /** The call's arguments were refused before anything was asked or forwarded. */
-  | 'arguments-refused';
-
-/** One approval event (a JSON line on the guard's stderr). Never arguments, never a token. */
-export interface ApprovalEvent {
-  event: ApprovalEventName;
-  /** `name@version` of the signed manifest. */
-  manifest: string;
-  tool: string;
-  /** The approval request, when there is one. */
-  id: string | null;
-  /** The action digest, once computed. */
-  digest: Sha256Digest | null;
-  /** The refusal's code (APPROVAL_REQUIRED for a request, APPROVAL_PENDING while pending); null when consumed. */
-  code: ErrorCode | null;
-  /** The refusal's pointer, when it has one. */
-  pointer?: string;
-  message: string;
-}
-
-/** What the gate decided for one tools/call. */
-export interface GateOutcome {
-  /** True: forward the message as the ToolGuard decided; false: it goes nowhere. */
-  forward: boolean;
-  /** The answer to the client (exact JSON text) when not forwarded and the call has an id. */
-  reply: string | undefined;
-  events: ApprovalEvent[];
 }
 
 export interface CallGateOptions {
@@ -87,13 +58,13 @@ export interface CallGateOptions {
   audience?: string;
   /** Approvals remembered by action digest (default 1024; the oldest is forgotten first). */
   maxRemembered?: number;
+  /** The clock denials expire by (milliseconds; tests move it). */
+  now?: () => number;
 }
 
 /** Approval codes after which a remembered approval is forgotten and a new one requested. */
 const STALE_CODES: ReadonlySet<string> = new Set(['APPROVAL_CONSUMED', 'APPROVAL_EXPIRED', 'NOT_FOUND']);
 const DEFAULT_MAX_REMEMBERED = 1024;
-/** Refusals whose messages quote argument values (the registry's checks of an envelope too). */
-const ARGUMENT_CODES: ReadonlySet<string> = new Set(['ARGUMENTS_INVALID', 'MONEY_INVALID', 'MONEY_CEILING_EXCEEDED']);
 const encoder = new TextEncoder();
 
 /** One call being decided. */
@@ -116,7 +87,13 @@ export class CallGate {
   private readonly tools = new Map<string, SignedTool>();
   /** Open approval requests by action digest (insertion order: the oldest first). */
   private readonly remembered = new Map<string, ApprovalCreatedResponse>();
+  /**
+   * Denied action digests, until their approval expires: the identical call is APPROVAL_DENIED at once, without asking
+   * the registry (or an operator) again and without a second event (issue 23 §4: a denial is sticky).
+   */
+  private readonly denied = new Map<string, { id: string; until: number; refusal: ToolsealError }>();
   private readonly maxRemembered: number;
+  private readonly now: () => number;
 
   /** A gate with a policy asks the registry who its token belongs to first: that host's name is the audience. */
   static async open(options: Omit<CallGateOptions, 'audience'>): Promise<CallGate> {
@@ -139,6 +116,7 @@ export class CallGate {
     this.approvals = options.approvals;
     this.audience = options.audience;
     this.maxRemembered = options.maxRemembered ?? DEFAULT_MAX_REMEMBERED;
+    this.now = options.now ?? Date.now;
     if (this.policy !== undefined && (this.approvals === undefined || !this.audience))
       throw new ToolsealError('BAD_REQUEST', 'a guard policy needs the registry approvals API and an audience');
     if (this.registry === '') throw new ToolsealError('BAD_REQUEST', 'the call gate needs the registry origin');
@@ -223,6 +201,12 @@ export class CallGate {
       const consumed = await this.consume(pending, named);
       return consumed.outcome ?? refuse(pending.call.id, signed, consumed.refusal, events, named, action.digest);
     }
+    const denial = this.denied.get(action.digest);
+    if (denial !== undefined) {
+      if (this.now() < denial.until)
+        return refuse(pending.call.id, signed, denial.refusal, events, denial.id, action.digest);
+      this.denied.delete(action.digest);
+    }
     const remembered = this.remembered.get(action.digest);
     if (remembered !== undefined) {
       const consumed = await this.consume(pending, remembered.id);
@@ -230,10 +214,24 @@ export class CallGate {
       if (consumed.refusal.code === 'APPROVAL_PENDING')
         return this.answerPending(pending, remembered, 'approval-pending');
       this.remembered.delete(action.digest);
+      if (consumed.refusal.code === 'APPROVAL_DENIED') this.rememberDenial(action.digest, remembered, consumed.refusal);
       if (!STALE_CODES.has(consumed.refusal.code))
         return refuse(pending.call.id, signed, consumed.refusal, events, remembered.id, action.digest);
     }
     return this.request(pending);
+  }
+
+  /** Keep a denial until its approval expires (bounded like the open requests: the oldest is forgotten first). */
+  private rememberDenial(
+    digest: string,
+    approval: Pick<ApprovalCreatedResponse, 'id' | 'expiresAt'>,
+    refusal: ToolsealError,
+  ): void {
+    const until = Date.parse(approval.expiresAt);
+    if (!Number.isFinite(until)) return;
+    this.denied.delete(digest);
+    this.denied.set(digest, { id: approval.id, until, refusal });
+    while (this.denied.size > this.maxRemembered) this.denied.delete(this.denied.keys().next().value as string);
   }
 
   /** Ask for an approval: an approved identical request is consumed at once; a pending one is answered as such. */
@@ -255,6 +253,13 @@ export class CallGate {
     if (created.status === 'approved') {
       const consumed = await this.consume(pending, created.id);
       return consumed.outcome ?? refuse(pending.call.id, signed, consumed.refusal, events, created.id, action.digest);
+    }
+    if (created.status === 'denied') {
+      // The registry answers an identical request with the denied one while it has not expired.
+      const refusal = new ToolsealError('APPROVAL_DENIED', `approval ${created.id} was denied by an operator`);
+      this.rememberDenial(action.digest, created, refusal);
+      events.push(event('approval-refused', signed, created.id, action.digest, refusal));
+      return refuse(pending.call.id, signed, refusal, events, created.id, action.digest);
     }
     this.remember(action.digest, created);
     return this.answerPending(pending, created, created.created ? 'approval-requested' : 'approval-pending');
@@ -377,83 +382,4 @@ function readApprovalId(params: JsonObject): string | undefined {
       pointer: `/params/_meta/${escapePointerToken(APPROVAL_META_KEY)}`,
     });
   return id;
-}
-
-/** A thrown error as a refusal: its own code when it has one; anything else is the registry not answering. */
-function asRefusal(error: unknown): ToolsealError {
-  if (error instanceof ToolsealError) return error;
-  return new ToolsealError('FETCH_FAILED', 'the registry could not be reached; the call was not forwarded', {
-    cause: error,
-  });
-}
-
-function event(
-  name: ApprovalEventName,
-  signed: SignedTool,
-  id: string | null,
-  digest: Sha256Digest | null,
-  refusal: ToolsealError | undefined,
-): ApprovalEvent {
-  const base: ApprovalEvent = {
-    event: name,
-    manifest: signed.manifest,
-    tool: signed.tool.name,
-    id,
-    digest,
-    code: refusal?.code ?? null,
-    message: refusal === undefined ? '' : describeForLog(name, refusal),
-  };
-  return refusal?.pointer === undefined ? base : { ...base, pointer: refusal.pointer };
-}
-
-/**
- * A refusal's text for the event log. The refusals of arguments (schema, money, the strict parser) quote what the call
- * sent (an amount, a currency, a key): the log gets only their code and pointer; the client's answer keeps the text.
- */
-function describeForLog(name: ApprovalEventName, refusal: ToolsealError): string {
-  if (name !== 'arguments-refused' && !ARGUMENT_CODES.has(refusal.code)) return refusal.message;
-  const at = refusal.pointer === undefined || refusal.pointer === '' ? '' : ` at ${refusal.pointer}`;
-  return `the call's arguments were refused (${refusal.code}${at})`;
-}
-
-/** What a model is told to do after a refusal, by its code (MCP 2025-11-25 "Tools" §Error Handling: it may correct itself). */
-const NEXT_STEP: Partial<Record<ErrorCode, string>> = {
-  ARGUMENTS_INVALID: "Correct the arguments to match the tool's inputSchema and call again.",
-  MONEY_INVALID: 'Give the amount as an integer in minor units and a currency the tool declares, then call again.',
-  MONEY_CEILING_EXCEEDED: 'The amount is above the largest the tool declares: do not retry it as is.',
-  APPROVAL_DENIED: 'An operator denied exactly this call: do not retry it.',
-  APPROVAL_EXPIRED: 'The approval expired before it was used: calling again asks for a new one.',
-  APPROVAL_PENDING: 'It is still waiting for an operator: call again once it is approved.',
-  APPROVAL_CONSUMED: 'That approval was already used: calling again asks for a new one.',
-  FETCH_FAILED: 'The approvals service could not be reached: try again later.',
-};
-
-/**
- * The tool result answering a refused call (MCP 2025-11-25 "Tools" §Error Handling: a call the tool exists for but
- * that cannot run is a result with isError, which the model reads): a text and, in `_meta["io.toolseal/refusal"]`,
- * the code, the pointer, the tool, the manifest (and the approval's id and the action digest when there is one).
- */
-function refuse(
-  requestId: string | number | null,
-  signed: SignedTool,
-  refusal: ToolsealError,
-  events: ApprovalEvent[],
-  approvalId?: string,
-  digest?: Sha256Digest,
-): GateOutcome {
-  if (requestId === null) return { forward: false, reply: undefined, events };
-  const data: JsonObject = {
-    code: refusal.code,
-    pointer: refusal.pointer ?? '',
-    tool: signed.tool.name,
-    manifest: signed.manifest,
-  };
-  if (approvalId !== undefined) data['id'] = approvalId;
-  if (digest !== undefined) data['digest'] = digest;
-  const at = refusal.pointer === undefined || refusal.pointer === '' ? '' : ` (at ${refusal.pointer})`;
-  const text =
-    `toolseal guard did not run this call of ${signed.tool.name} (${signed.manifest}): ${refusal.code}${at}: ` +
-    `${refusal.message.replace(/\.$/, '')}.${NEXT_STEP[refusal.code] === undefined ? '' : ` ${NEXT_STEP[refusal.code]}`}`;
-  const result = { content: [{ type: 'text', text }], isError: true, _meta: { [REFUSAL_META_KEY]: data } };
-  return { forward: false, reply: JSON.stringify({ jsonrpc: '2.0', id: requestId, result }), events };
 }

@@ -309,16 +309,39 @@ describe('CallGate: approvals (scripted registry)', () => {
     },
   );
 
-  it('a denied approval is refused with APPROVAL_DENIED and forgotten: the next identical call asks anew', async () => {
+  it('a denial is sticky until its approval expires: the identical call is APPROVAL_DENIED at once, logged once', async () => {
     const port = scriptedPort({
       request: [created(ID_A, digest), created(ID_B, digest)],
       consume: [new ToolsealError('APPROVAL_DENIED', 'denied by alice')],
     });
-    const gate = await gateWith(port);
+    let now = Date.parse('2029-12-31T23:50:00.000Z');
+    const gate = await CallGate.open({
+      signedBytes,
+      registry: ORIGIN,
+      policy: MONEY_POLICY,
+      approvals: port,
+      now: () => now,
+    });
     await decide(gate, text);
-    const denied = errorOf(await decide(gate, text));
-    expect(denied.data).toMatchObject({ code: 'APPROVAL_DENIED', id: ID_A, digest, tool: 'refund' });
+    const first = await decide(gate, text);
+    expect(errorOf(first).data).toMatchObject({ code: 'APPROVAL_DENIED', id: ID_A, digest, tool: 'refund' });
+    expect(first.events.map((event) => event.event)).toEqual(['approval-refused']);
+    // The identical retry: denied at once, nothing asked of the registry, no second event.
+    const retry = await decide(gate, text);
+    expect(errorOf(retry).data).toMatchObject({ code: 'APPROVAL_DENIED', id: ID_A, digest });
+    expect(retry.events).toEqual([]);
+    expect(port.steps.map((step) => step.kind)).toEqual(['request', 'consume']);
+    // Once the denied approval has expired (2030-01-01), the identical call asks anew.
+    now = Date.parse('2030-01-01T00:00:01.000Z');
     expect(approvalMetaOf(await decide(gate, text))['id']).toBe(ID_B);
+  });
+
+  it('an identical request the registry answers with its denied approval is APPROVAL_DENIED, and sticky', async () => {
+    const port = scriptedPort({ request: [{ ...created(ID_A, digest), status: 'denied', created: false }] });
+    const gate = await gateWith(port);
+    expect(errorOf(await decide(gate, text)).data).toMatchObject({ code: 'APPROVAL_DENIED', id: ID_A, digest });
+    expect(errorOf(await decide(gate, text)).data).toMatchObject({ code: 'APPROVAL_DENIED', id: ID_A });
+    expect(port.steps.map((step) => step.kind)).toEqual(['request']);
   });
 
   it('an id named in params._meta is consumed; the registry refusal comes back with its code', async () => {
