@@ -7,10 +7,17 @@
 // Errors: a bad vkey or signer input is 'BAD_REQUEST'; verifyCosignatures never throws for a cosignature line, it
 // reports each line by a known key as verified, invalid or from the future.
 
-import { createHash, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
+import { createHash, sign, verify, type KeyObject } from 'node:crypto';
 import { ToolsealError } from '../core/errors.ts';
 import { decodeBase64Strict } from '../core/bytes.ts';
-import { exportEd25519PublicKey, isValidKeyName, parseNote, type NoteSignature, type NoteSigner } from './note.ts';
+import {
+  exportEd25519PublicKey,
+  importEd25519PublicKey,
+  isValidKeyName,
+  parseNote,
+  type NoteSignature,
+  type NoteSigner,
+} from './note.ts';
 
 /** signed-note "Signature types": 0x04 is a timestamped Ed25519 witness cosignature. */
 export const COSIGNATURE_SIGNATURE_TYPE = 0x04;
@@ -129,19 +136,6 @@ export function decodeTimestampedSignature(
   return { timestamp: view.readBigUInt64BE(0), signature: afterKeyId.subarray(8) };
 }
 
-const importedKeys = new Map<string, KeyObject>();
-
-function importPublicKey(publicKey: Uint8Array): KeyObject {
-  const x = Buffer.from(publicKey).toString('base64url');
-  let key = importedKeys.get(x);
-  if (key === undefined) {
-    key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x }, format: 'jwk' });
-    if (importedKeys.size >= 1000) importedKeys.clear();
-    importedKeys.set(x, key);
-  }
-  return key;
-}
-
 /**
  * Check the cosignature lines of a signed checkpoint by the given cosigners (signed-note rule: a line whose name and
  * key ID do not both match a cosigner is ignored). A cosignature stamped later than `nowSeconds` is 'future' and
@@ -176,7 +170,7 @@ export function checkCosignatureLine(
   const timestamp = decoded.timestamp <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(decoded.timestamp) : undefined;
   if (timestamp === undefined || timestamp > nowSeconds) return { name, keyId, timestamp, status: 'future' };
   const message = Buffer.from(formatCosignedMessage(noteText, timestamp), 'utf8');
-  const ok = verify(null, message, importPublicKey(cosigner.publicKey), decoded.signature);
+  const ok = verify(null, message, importEd25519PublicKey(cosigner.publicKey), decoded.signature);
   return { name, keyId, timestamp, status: ok ? 'verified' : 'invalid' };
 }
 

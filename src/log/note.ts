@@ -94,7 +94,8 @@ export function exportEd25519PublicKey(key: KeyObject): Uint8Array {
 /** Imported note keys by their base64url bytes: importing costs about a tenth of a verify. */
 const importedPublicKeys = new Map<string, KeyObject>();
 
-function importEd25519PublicKey(publicKey: Uint8Array): KeyObject {
+/** A raw Ed25519 public key as a KeyObject, imported once per key (a bounded cache). */
+export function importEd25519PublicKey(publicKey: Uint8Array): KeyObject {
   const x = Buffer.from(publicKey.buffer, publicKey.byteOffset, publicKey.byteLength).toString('base64url');
   let key = importedPublicKeys.get(x);
   if (key === undefined) {
