@@ -61,8 +61,9 @@ export function requestApproval(
   return store.transaction(() => {
     assertPrincipalCurrent(store, host);
     const now = deps.clock();
-    const open = store.findOpenApproval(host.id, action.digest, now.toISOString());
-    if (open) return { ...describeCreated(open, now), created: false };
+    // An identical request gets the standing one back: pending, approved, or denied (a denial is sticky until it expires).
+    const standing = store.findStandingApproval(host.id, action.digest, now.toISOString());
+    if (standing) return { ...describeCreated(standing, now), created: false };
     const { name, version } = splitManifest(request.manifest);
     const row = {
       id: `apr_${randomBytes(16).toString('base64url')}`,

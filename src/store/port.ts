@@ -169,8 +169,11 @@ export interface Store {
   revokePrincipal(id: number, revokedAt: string): void;
   insertApproval(row: NewApprovalRecord): void;
   getApproval(id: string): ApprovalRecord | undefined;
-  /** The newest request of `hostId` for `digest` still open at `now` (pending or approved, not expired), if any. */
-  findOpenApproval(hostId: number, digest: string, now: string): ApprovalRecord | undefined;
+  /**
+   * The newest request of `hostId` for `digest` still standing at `now` (pending, approved or denied, not expired), if
+   * any: an identical request gets it back, so a denial stays a denial until it expires (issue 23 §4).
+   */
+  findStandingApproval(hostId: number, digest: string, now: string): ApprovalRecord | undefined;
   /** Approvals matching `filter`, newest first. */
   listApprovals(filter: ApprovalFilter): ApprovalRecord[];
   /** Every approval, oldest first (for fsck). */

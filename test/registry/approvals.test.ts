@@ -83,6 +83,22 @@ describe('requesting an approval', () => {
     expect(fresh.id).not.toBe(first.id);
   });
 
+  it('a denial is sticky: the identical request gets the denied one back until it expires; another amount is new', async () => {
+    t = await createApprovalEnv({ approvalTtlSeconds: 60 });
+    const first = t.registry.requestApproval(t.host, t.envelope());
+    await t.registry.decideApproval(t.operator, first.id, decisionBody('deny', first.digest, 'no'));
+    expect(t.registry.requestApproval(t.host, t.envelope())).toMatchObject({
+      created: false,
+      id: first.id,
+      status: 'denied',
+    });
+    expect(t.registry.requestApproval(t.host, t.envelope(REFUND_4200.replace('4200', '4201'))).created).toBe(true);
+    t.advance(60);
+    const after = t.registry.requestApproval(t.host, t.envelope());
+    expect(after.created).toBe(true);
+    expect(after.id).not.toBe(first.id);
+  });
+
   it('a new request once the open one has expired', async () => {
     t = await createApprovalEnv({ approvalTtlSeconds: 60 });
     const first = t.registry.requestApproval(t.host, t.envelope());

@@ -420,9 +420,9 @@ export class PostgresStore implements Store, SequencingStore {
     return this.one(`SELECT ${APPROVAL} WHERE a.id = $1`, [id]);
   }
 
-  findOpenApproval(hostId: number, digest: string, now: string): ApprovalRecord | undefined {
+  findStandingApproval(hostId: number, digest: string, now: string): ApprovalRecord | undefined {
     return this.one(
-      `SELECT ${APPROVAL} WHERE a.host_id = $1 AND a.digest = $2 AND a.status IN ('pending', 'approved') ` +
+      `SELECT ${APPROVAL} WHERE a.host_id = $1 AND a.digest = $2 AND a.status IN ('pending', 'approved', 'denied') ` +
         `AND a.expires_at ${C} > $3::text ${NEWEST_FIRST} LIMIT 1`,
       [hostId, digest, now],
     );

@@ -283,8 +283,8 @@ export class SqliteStore implements Store {
     return this.approvalStatements.byId.get(id) as ApprovalRecord | undefined;
   }
 
-  findOpenApproval(hostId: number, digest: string, now: string): ApprovalRecord | undefined {
-    return this.approvalStatements.open.get(hostId, digest, now) as ApprovalRecord | undefined;
+  findStandingApproval(hostId: number, digest: string, now: string): ApprovalRecord | undefined {
+    return this.approvalStatements.standing.get(hostId, digest, now) as ApprovalRecord | undefined;
   }
 
   listApprovals(filter: ApprovalFilter): ApprovalRecord[] {
@@ -521,8 +521,8 @@ function prepareApprovalStatements(client: Database.Database) {
         'VALUES (@id, @hostId, @audience, @manifestName, @manifestVersion, @tool, @digest, @envelope, @salt, @createdAt, @expiresAt)',
     ),
     byId: client.prepare(`${APPROVAL_SELECT} WHERE a.id = ?`),
-    open: client.prepare(
-      `${APPROVAL_SELECT} WHERE a.host_id = ? AND a.digest = ? AND a.status IN ('pending', 'approved') AND a.expires_at > ? ` +
+    standing: client.prepare(
+      `${APPROVAL_SELECT} WHERE a.host_id = ? AND a.digest = ? AND a.status IN ('pending', 'approved', 'denied') AND a.expires_at > ? ` +
         'ORDER BY a.created_at DESC, a.rowid DESC LIMIT 1',
     ),
     listAll: client.prepare(`${APPROVAL_SELECT} ${NEWEST_FIRST}`),

@@ -452,7 +452,7 @@ function defineContract(backend: StoreBackend, only?: readonly string[]): void {
         store.insertApproval(ask('apr_3', '2026-01-01T00:01:00.000Z', '2026-01-01T00:02:00.000Z'));
         const now = '2026-01-01T00:05:00.000Z';
         expect(store.getApproval('apr_1')).toMatchObject({ status: 'pending', envelope: Buffer.from([0, 123, 255]) });
-        expect(store.findOpenApproval(host.id, 'sha256:action', now)?.id).toBe('apr_2');
+        expect(store.findStandingApproval(host.id, 'sha256:action', now)?.id).toBe('apr_2');
         const decision = { decidedById: operator.id, decidedAt: now, reason: 'ok', logIndex: 5 };
         expect(store.decideApproval('apr_1', { status: 'approved', ...decision })).toBe(true);
         expect(store.decideApproval('apr_1', { status: 'denied', ...decision })).toBe(false);
@@ -469,6 +469,13 @@ function defineContract(backend: StoreBackend, only?: readonly string[]): void {
         expect(store.listApprovals({ status: 'pending', now, limit: 10 }).map((a) => a.id)).toEqual(['apr_2']);
         expect(store.listApprovals({ status: 'consumed', now, limit: 1 }).map((a) => a.id)).toEqual(['apr_1']);
         expect(store.listAllApprovals().map((a) => a.id)).toEqual(['apr_1', 'apr_2', 'apr_3']);
+        // A denied request still stands for an identical one until it expires (a denial is sticky); a consumed one not.
+        expect(store.decideApproval('apr_2', { status: 'denied', ...decision })).toBe(true);
+        expect(store.findStandingApproval(host.id, 'sha256:action', now)).toMatchObject({
+          id: 'apr_2',
+          status: 'denied',
+        });
+        expect(store.findStandingApproval(host.id, 'sha256:action', '2026-01-01T00:16:00.000Z')).toBeUndefined();
         refuses(opened, "UPDATE approvals SET status = 'pending' WHERE id = 'apr_1'");
         refuses(opened, 'UPDATE approvals SET envelope = $1', [Buffer.from('forged')]);
         refuses(opened, 'DELETE FROM approvals');
