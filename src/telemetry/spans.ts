@@ -99,12 +99,13 @@ type MetaCarrier = { traceparent?: unknown; tracestate?: unknown; [key: string]:
  * `params` with `_meta.traceparent` (and `tracestate`) of the active span, as the MCP 2026-07-28 revision carries
  * them; a new object (params and its _meta are not changed), or `params` itself when tracing is off.
  */
-export function injectMcpTraceMeta<P extends { _meta?: Record<string, unknown> }>(params: P): P {
+export function injectMcpTraceMeta<P extends object>(params: P): P {
   if (!enabled) return params;
   const carrier: Record<string, string> = {};
   propagation.inject(context.active(), carrier);
   if (carrier['traceparent'] === undefined) return params;
-  return { ...params, _meta: { ...params._meta, ...carrier } };
+  const meta = (params as { _meta?: unknown })._meta;
+  return { ...params, _meta: { ...(typeof meta === 'object' && meta !== null ? meta : {}), ...carrier } };
 }
 
 /** The context an MCP message's `params._meta.traceparent` carries (the active one when none or tracing is off). */
