@@ -100,6 +100,14 @@ module.exports = {
       to: { path: '^src/(store|runtime|http|registry|keys)/' },
     },
     {
+      name: 'telemetry-is-a-leaf',
+      severity: 'error',
+      comment:
+        'src/telemetry (metrics, traces, audit log) is wired in by registry, server, http and guard: it imports only the pure layers core, log and pipeline.',
+      from: { path: '^src/telemetry/' },
+      to: { path: '^src/', pathNot: '^src/(core|log|pipeline|telemetry)/' },
+    },
+    {
       name: 'nothing-imports-the-cli',
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/cli/' },

@@ -28,6 +28,7 @@ const SECTIONS: readonly Section[] = [
   { name: 'mirror', run: { file: './bench-mirror.ts', exportName: 'benchMirror' } },
   { name: 'approvals', run: { file: './bench-approvals.ts', exportName: 'benchApprovals' } },
   { name: 'postgres', run: { file: './bench-postgres.ts', exportName: 'benchPostgres' } },
+  { name: 'telemetry', run: { file: './bench-telemetry.ts', exportName: 'benchTelemetry' } },
 ];
 
 /** The section's function, or a reason it has none (its optional file is absent or exports no such function). */
