@@ -34,7 +34,10 @@ const SOURCE_CLAIMS: Readonly<Record<ProvenanceClaimName, readonly string[]>> = 
   environment: ['environment'],
 };
 
-export function buildTokenProvenance(publisher: string, options: { unverifiedNamespace?: boolean } = {}): PublishProvenance {
+export function buildTokenProvenance(
+  publisher: string,
+  options: { unverifiedNamespace?: boolean } = {},
+): PublishProvenance {
   return options.unverifiedNamespace === true
     ? { method: 'token', publisher, unverifiedNamespace: true }
     : { method: 'token', publisher };

@@ -30,7 +30,10 @@ export function isLoopbackHost(hostname: string): boolean {
 }
 
 /** True when `url` may be fetched under `limits`: https, or loopback http when allowed. */
-export function isFetchableIssuerUrl(url: URL, limits: Pick<IssuerFetchLimits, 'allowInsecureLoopbackIssuer'>): boolean {
+export function isFetchableIssuerUrl(
+  url: URL,
+  limits: Pick<IssuerFetchLimits, 'allowInsecureLoopbackIssuer'>,
+): boolean {
   if (url.protocol === 'https:') return true;
   return url.protocol === 'http:' && limits.allowInsecureLoopbackIssuer && isLoopbackHost(url.hostname);
 }
@@ -39,14 +42,19 @@ export function isFetchableIssuerUrl(url: URL, limits: Pick<IssuerFetchLimits, '
  * GET `url` and parse its body strictly as JSON. Every failure is UNAUTHENTICATED (the token cannot be checked):
  * the message names the issuer's host and what went wrong, never a token.
  */
-export async function fetchIssuerJson(url: string, fetch: FetchFunction, limits: IssuerFetchLimits): Promise<JsonValue> {
+export async function fetchIssuerJson(
+  url: string,
+  fetch: FetchFunction,
+  limits: IssuerFetchLimits,
+): Promise<JsonValue> {
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
     throw refuseIssuer('issuer document URL is not a URL');
   }
-  if (!isFetchableIssuerUrl(parsed, limits)) throw refuseIssuer(`issuer documents must be fetched over https: (${parsed.host})`);
+  if (!isFetchableIssuerUrl(parsed, limits))
+    throw refuseIssuer(`issuer documents must be fetched over https: (${parsed.host})`);
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), limits.timeoutMs);
   try {

@@ -72,3 +72,24 @@ export function checkLongLivedTokenAllowed(namespace: string, rules: readonly Tr
     throw new OidcRefusal('oidc-only', `namespace ${namespace} accepts only OIDC tokens from its trusted workflows`);
   }
 }
+
+/**
+ * A trust rule may be added to an io.github.OWNER namespace only when it is a GitHub Actions rule for a repository of
+ * OWNER (compared as in checkNamespaceAuthorisation), unless the namespace is marked unverified.
+ */
+export function checkTrustRuleForNamespace(namespace: string, rule: TrustRule, options: NamespacePolicyOptions): void {
+  const owner = githubOwnerOfNamespace(namespace);
+  if (owner === undefined || options.unverifiedNamespace) return;
+  const repositoryOwner = rule.claims.repository?.split('/')[0];
+  const matches =
+    rule.issuer === (options.githubIssuer ?? GITHUB_ACTIONS_ISSUER) &&
+    owner !== '' &&
+    repositoryOwner !== undefined &&
+    repositoryOwner.toLowerCase() === owner;
+  if (!matches) {
+    throw new OidcRefusal(
+      'namespace-owner',
+      `namespace ${namespace} trusts only GitHub Actions rules for repositories of ${owner || '(none)'}`,
+    );
+  }
+}

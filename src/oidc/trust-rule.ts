@@ -30,7 +30,6 @@ const RESERVED_CLAIMS: ReadonlySet<string> = new Set(['iss', 'aud', 'exp', 'nbf'
 const CLAIM_NAME_PATTERN = /^[a-z_][a-z0-9_]{0,63}$/;
 const MAX_VALUE_LENGTH = 512;
 const MAX_CLAIMS = 16;
-// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
 
 export interface TrustRuleValidationOptions {
@@ -115,7 +114,11 @@ const WORKFLOW_FILE = /^[A-Za-z0-9._-]{1,100}\.ya?ml$/;
 
 /** `--github OWNER/REPO --owner-id N [--workflow FILE] [--environment ENV]` as a rule (npm/PyPI style). */
 export function buildGithubTrustRule(input: GithubRuleInput): TrustRule {
-  if (!GITHUB_REPOSITORY.test(input.repository) || input.repository.endsWith('/.') || input.repository.endsWith('/..')) {
+  if (
+    !GITHUB_REPOSITORY.test(input.repository) ||
+    input.repository.endsWith('/.') ||
+    input.repository.endsWith('/..')
+  ) {
     throw new ToolsealError('BAD_REQUEST', '--github takes OWNER/REPO');
   }
   if (!/^[1-9][0-9]{0,19}$/.test(input.ownerId)) {
@@ -164,7 +167,7 @@ export function buildGitlabTrustRule(input: GitlabRuleInput): TrustRule {
   const issuer = input.issuer ?? GITLAB_COM_ISSUER;
   const host = validateIssuerUrl(issuer).host;
   const ciConfigPath = input.ciConfigPath ?? '.gitlab-ci.yml';
-  if (!/^[A-Za-z0-9_.\/-]{1,200}$/.test(ciConfigPath) || ciConfigPath.includes('..') || ciConfigPath.startsWith('/')) {
+  if (!/^[A-Za-z0-9_./-]{1,200}$/.test(ciConfigPath) || ciConfigPath.includes('..') || ciConfigPath.startsWith('/')) {
     throw new ToolsealError('BAD_REQUEST', '--ci-config takes a path inside the project');
   }
   const claims: Record<string, string> = { project_path: input.projectPath, project_id: input.projectId };

@@ -90,7 +90,11 @@ export class IdTokenVerifier {
     throw new OidcRefusal('no-matching-rule', `the token matches no trust rule of this namespace (rules: ${issuers})`);
   }
 
-  private async verifySignatureAndTimes(token: string, issuer: string, rules: readonly TrustRule[]): Promise<JWTPayload> {
+  private async verifySignatureAndTimes(
+    token: string,
+    issuer: string,
+    rules: readonly TrustRule[],
+  ): Promise<JWTPayload> {
     try {
       const { payload } = await jwtVerify(token, this.keys.resolverFor(issuer), {
         algorithms: [...ACCEPTED_ALGORITHMS],
