@@ -3,6 +3,8 @@
 // OpenID Connect Core 1.0 §3.1.3.7 (iss, aud, exp, iat), then every pinned claim compared exactly.
 
 import { decodeJwt, decodeProtectedHeader, errors as joseErrors, type JWTPayload, jwtVerify } from 'jose';
+import { isJsonObject, type JsonObject } from '../core/json.ts';
+import { parseStrict } from '../pipeline/parse.ts';
 import { buildOidcProvenance, type PublishProvenance } from '../attest/provenance.ts';
 import type { IssuerKeyCache } from './issuer-keys.ts';
 import { OidcRefusal } from './refusal.ts';
@@ -60,11 +62,17 @@ export class IdTokenVerifier {
     }
     let issuer: unknown;
     let algorithm: unknown;
+    let strictPayload: JsonObject;
     try {
       algorithm = decodeProtectedHeader(token).alg;
       issuer = decodeJwt(token).iss;
+      // jose reads the segments with JSON.parse (last duplicate wins): the strict parser must agree they are JSON
+      // objects without duplicate keys or unsafe numbers, and the claims are then read from its result.
+      const [header = '', payload = ''] = token.split('.');
+      parseSegment(header);
+      strictPayload = parseSegment(payload);
     } catch {
-      throw new OidcRefusal('malformed', 'the bearer token is not a compact JWT');
+      throw new OidcRefusal('malformed', 'the bearer token is not a compact JWT of strict JSON');
     }
     if (typeof algorithm !== 'string' || !(ACCEPTED_ALGORITHMS as readonly string[]).includes(algorithm)) {
       throw new OidcRefusal('algorithm', `only ${ACCEPTED_ALGORITHMS.join(' and ')} tokens are accepted`);
@@ -73,8 +81,9 @@ export class IdTokenVerifier {
     if (typeof issuer !== 'string' || candidates.length === 0) {
       throw new OidcRefusal('wrong-issuer', 'the token comes from no issuer this namespace trusts');
     }
-    const payload = await this.verifySignatureAndTimes(token, issuer, candidates);
-    const audiences = typeof payload.aud === 'string' ? [payload.aud] : (payload.aud ?? []);
+    const verified = await this.verifySignatureAndTimes(token, issuer, candidates);
+    const payload: Readonly<Record<string, unknown>> = strictPayload;
+    const audiences = typeof verified.aud === 'string' ? [verified.aud] : (verified.aud ?? []);
     for (const [index, rule] of rules.entries()) {
       if (rule.issuer !== issuer || !audiences.includes(rule.audience)) continue;
       if (!matchesClaims(rule, payload)) continue;
@@ -124,6 +133,12 @@ export function matchesClaims(rule: TrustRule, payload: Readonly<Record<string, 
     if (at < 0 || at === value.length - 1 || value.slice(0, at) !== expectedPath) return false;
   }
   return true;
+}
+
+function parseSegment(segment: string): JsonObject {
+  const value = parseStrict(Buffer.from(segment, 'base64url'), { maxBytes: MAX_ID_TOKEN_LENGTH, maxDepth: 16 }).value;
+  if (!isJsonObject(value)) throw new Error('not a JSON object');
+  return value;
 }
 
 function classifyJoseError(error: unknown): OidcRefusal {

@@ -3,7 +3,7 @@
 
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { exportJWK, generateKeyPair, type JWK, type JWTPayload, SignJWT } from 'jose';
+import { CompactSign, exportJWK, generateKeyPair, type JWK, type JWTPayload, SignJWT } from 'jose';
 
 type SigningKey = {
   kid: string;
@@ -52,6 +52,15 @@ export class FakeIssuer {
     const now = options.now ?? Math.floor(Date.now() / 1000);
     return await new SignJWT({ iss: this.issuer, iat: now, exp: now + 300, ...claims })
       .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT', ...options.header })
+      .sign(key.privateKey);
+  }
+
+  /** A JWS over exactly `payloadText` (which may hold what a JWT library would never write, e.g. duplicate keys). */
+  async signRaw(payloadText: string, kid = 'rsa-1'): Promise<string> {
+    const key = this.keys.find((candidate) => candidate.kid === kid);
+    if (key === undefined) throw new Error(`no key ${kid}`);
+    return await new CompactSign(new TextEncoder().encode(payloadText))
+      .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' })
       .sign(key.privateKey);
   }
 

@@ -213,6 +213,15 @@ describe('refused: UNAUTHENTICATED', () => {
     );
   });
 
+  it('a signed payload with a duplicate claim (JSON.parse would keep the last one)', async () => {
+    const body = JSON.stringify({ ...goodClaims, iss: issuer.issuer, iat: clock, exp: clock + 300 });
+    const duplicated = `${body.slice(0, -1)},"repository":"mallory/payments-mcp"}`;
+    const token = await issuer.signRaw(duplicated);
+    await expectRefusal(makeVerifier().verify(token, [rule]), 'UNAUTHENTICATED', 'malformed', ['mallory']);
+    // the same bytes without the duplicate verify: the refusal is the duplicate, not the raw signing
+    await expect(makeVerifier().verify(await issuer.signRaw(body), [rule])).resolves.toMatchObject({ ruleIndex: 0 });
+  });
+
   it('not a JWT, or too long', async () => {
     await expectRefusal(makeVerifier().verify('tsp_longlivedtoken', [rule]), 'UNAUTHENTICATED', 'malformed');
     await expectRefusal(makeVerifier().verify(`a.${'b'.repeat(20_000)}.c`, [rule]), 'UNAUTHENTICATED', 'malformed');
