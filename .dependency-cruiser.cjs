@@ -3,7 +3,7 @@
 // where a rule is about what is loaded at run time.
 
 const CLIENT_SIDE = '^src/(client|verify|lock|dispatch|guard|audit|host|mirror)/';
-const SERVER_SIDE = '^src/(store|registry|runtime|http|server|keys)/';
+const SERVER_SIDE = '^src/(store|registry|runtime|http|server|keys|oidc)/';
 const IO_MODULES =
   '^(node:)?(fs|fs/promises|net|http|https|http2|child_process|worker_threads|dgram|cluster|tls)$|^(node_modules/)?(better-sqlite3|drizzle-orm|drizzle-kit|hono|@hono/|@modelcontextprotocol/|@electric-sql/pglite)|^(node_modules/)?pg(/|$)';
 
@@ -53,6 +53,16 @@ module.exports = {
       comment: 'protocol (routes, refs, wire shapes) is shared by http and client: it imports only the pure layers.',
       from: { path: '^src/protocol/' },
       to: { path: '^src/', pathNot: '^src/(core|pipeline|log|attest|protocol)/' },
+    },
+    {
+      name: 'oidc-is-pure-but-for-its-fetch',
+      severity: 'error',
+      comment:
+        'Trusted publishing (src/oidc) builds on the pure layers only and does no I/O of its own: the registry hands it a fetch.',
+      from: { path: '^src/oidc/' },
+      to: {
+        path: ['^src/(?!(core|pipeline|attest|protocol|oidc)/)', IO_MODULES],
+      },
     },
     {
       name: 'store-imports-nothing-above',

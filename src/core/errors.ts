@@ -64,6 +64,8 @@ export const ERROR_CODES = [
   'VERSION_YANKED',
   // a registry's signing keys or log key are not the ones the lockfile pinned (issue 23 §6)
   'KEY_NOT_PINNED',
+  // the attestation's provenance does not carry the publisher claims the host requires (issue 28 §3)
+  'PUBLISHER_MISMATCH',
   // call arguments and action digests (dispatch)
   'ARGUMENTS_INVALID',
   'MONEY_INVALID',
