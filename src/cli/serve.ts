@@ -20,9 +20,10 @@ import {
 } from './config.ts';
 import { type ExitCode, UsageError } from './output.ts';
 import { describeError } from '../core/errors.ts';
+import { readWitnessPolicyFile } from './verify.ts';
 import type { SequencerEvent } from '../server/index.ts';
 
-export const serveUsage = `toolseal serve [--port P] [--data DIR] [--keys DIR] [--origin URL] [--max-body-bytes N] [--pipeline-workers N] [--approval-ttl SECONDS] [--database URL] [--sequencer-lease MS] [--dev]
+export const serveUsage = `toolseal serve [--port P] [--data DIR] [--keys DIR] [--origin URL] [--max-body-bytes N] [--pipeline-workers N] [--approval-ttl SECONDS] [--database URL] [--sequencer-lease MS] [--witness-policy FILE] [--dev]
   Serves the registry on 127.0.0.1 (defaults: port 8787, data/, keys/; or TOOLSEAL_PORT, TOOLSEAL_DATA,
   TOOLSEAL_KEYS). A signing key is generated on first start. --pipeline-workers: threads that run the
   publish pipeline (default: one per core beyond the first, at most 4; or TOOLSEAL_PIPELINE_WORKERS); with
@@ -37,6 +38,10 @@ export const serveUsage = `toolseal serve [--port P] [--data DIR] [--keys DIR] [
   keys: docs/deploy.md): one at a time holds the sequencer lease and signs the log; the others hand it their
   writes through the database. --sequencer-lease: how long a lease lasts unrenewed, i.e. how soon another
   process takes over from one that died (default 3000 ms; or TOOLSEAL_SEQUENCER_LEASE_MS).
+  --witness-policy FILE: a C2SP tlog-policy naming this log and its witnesses: every new checkpoint is submitted to
+  each witness (never holding up a publish), the cosignatures are merged into /v1/log/checkpoint and
+  /v1/attestations/…, each witness's last cosigned size is kept in DATA/witness-sizes.json, and /healthz shows
+  which witnesses are behind (docs/transparency-log.md).
   Stops gracefully on SIGTERM/SIGINT.`;
 
 export async function runServeCommand(args: string[]): Promise<ExitCode> {
@@ -53,6 +58,7 @@ export async function runServeCommand(args: string[]): Promise<ExitCode> {
       'approval-ttl': { type: 'string' },
       'sequencer-lease': { type: 'string' },
       dev: { type: 'boolean' },
+      'witness-policy': { type: 'string' },
       examples: { type: 'string' },
     },
   });
@@ -68,6 +74,8 @@ export async function runServeCommand(args: string[]): Promise<ExitCode> {
     values['sequencer-lease'] ?? process.env['TOOLSEAL_SEQUENCER_LEASE_MS'],
     '--sequencer-lease',
   );
+  const witnessPolicy =
+    values['witness-policy'] === undefined ? undefined : await readWitnessPolicyFile(values['witness-policy']);
   const server = await startRegistryServer({
     dataDir,
     databaseUrl,
@@ -79,6 +87,7 @@ export async function runServeCommand(args: string[]): Promise<ExitCode> {
     app: { maxBodyBytes },
     ...(approvalTtlSeconds === undefined ? {} : { approvalTtlSeconds }),
     sequencing: { ...(leaseMs === undefined ? {} : { leaseMs }), onEvent: printSequencerEvent },
+    ...(witnessPolicy === undefined ? {} : { witnessing: { policy: witnessPolicy, onError: printWitnessError } }),
   });
   try {
     const lines = [
@@ -141,6 +150,11 @@ async function describeDevRegistry(
     lines.push(`  npm run --silent toolseal -- publish manifests/payments.json --registry ${url} --token ${token}`);
   }
   return lines;
+}
+
+/** A witness that failed (down, slow, garbage, a cosignature that does not verify): one line on stderr. */
+function printWitnessError(witness: string, message: string): void {
+  process.stderr.write(`toolseal: witness ${witness}: ${message}\n`);
 }
 
 /** Lease changes and sequencing failures on stderr, one line each (never a URL or a secret). */

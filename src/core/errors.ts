@@ -49,6 +49,8 @@ export const ERROR_CODES = [
   'REQUEST_TIMEOUT',
   // log
   'LOG_INCONSISTENT',
+  // the database's log is shorter than, or differs from, the checkpoint the registry last signed (issue 25 §1)
+  'LOG_ROLLBACK',
   'PROOF_INVALID',
   // witnesses (C2SP tlog-witness, tlog-policy): a checkpoint without the policy's quorum of cosignatures
   'WITNESS_QUORUM',

@@ -11,6 +11,26 @@ export type AppEnv = { Variables: { publisher: PublisherRecord } };
 export type App = Hono<AppEnv>;
 export type AppContext = Context<AppEnv>;
 
+/**
+ * The registry's witnesses, as the HTTP API sees them (src/witness/submitter.ts implements it): the cosignatures
+ * received for a checkpoint, merged into the note served, and each witness's state for /healthz.
+ */
+export interface ServedWitnesses {
+  withCosignatures(signedCheckpoint: string): string;
+  status(): readonly WitnessHealth[];
+}
+
+export interface WitnessHealth {
+  witness: string;
+  cosignedSize: number | undefined;
+  behindBy: number | undefined;
+  consecutiveFailures: number;
+  lastError: string | undefined;
+}
+
+/** A signed checkpoint as served: with the cosignatures received for it (none without witnesses). */
+export type CheckpointDecorator = (signedCheckpoint: string) => string;
+
 /** The manifest name spelled by the `:namespace/:name` path parameters. */
 export function readManifestName(c: AppContext): string {
   return `${c.req.param('namespace')}/${c.req.param('name')}`;

@@ -7,7 +7,7 @@ import { Hono } from 'hono';
 import { ToolsealError } from '../core/errors.ts';
 import { allowedMethodsOf } from '../protocol/routes.ts';
 import type { Registry } from '../registry/index.ts';
-import type { App, AppContext, AppEnv } from './app-env.ts';
+import type { App, AppContext, AppEnv, CheckpointDecorator, ServedWitnesses } from './app-env.ts';
 import { RequestAbortedError } from './body.ts';
 import { DEFAULT_CACHE_BYTES, ImmutableBodyCache } from './immutable-body-cache.ts';
 import { respondWithProblem } from './problem.ts';
@@ -30,6 +30,8 @@ export interface AppDeps {
   cache?: ImmutableBodyCache;
   /** Called with unexpected errors (the client only ever sees a generic INTERNAL problem). */
   onUnexpectedError?: (error: unknown) => void;
+  /** The witnesses (`serve --witness-policy`): cosignatures merged into served checkpoints, status in /healthz. */
+  witnesses?: ServedWitnesses;
 }
 
 /** Build the registry's HTTP API. No side effects: nothing listens until the caller serves it. */
@@ -41,13 +43,15 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.onError((error, c) => respondToError(c, error, onUnexpectedError));
   app.notFound(respondToUnknownRoute);
   // Registration order is the order the routes were always matched in.
-  mountHealthKeyRoutes(app, registry);
+  const witnesses = deps.witnesses;
+  const cosign: CheckpointDecorator = witnesses ? (note) => witnesses.withCosignatures(note) : (note) => note;
+  mountHealthKeyRoutes(app, registry, witnesses);
   mountPublishRoutes(app, registry, deps.maxBodyBytes ?? 1024 * 1024);
   mountManifestRoutes(app, registry, cache);
   mountYankRoutes(app, registry);
   mountApprovalRoutes(app, registry);
-  mountBlobRoutes(app, registry, cache);
-  mountLogRoutes(app, registry);
+  mountBlobRoutes(app, registry, cache, cosign);
+  mountLogRoutes(app, registry, cosign);
   mountWebRoutes(app, registry);
   return app;
 }

@@ -25,7 +25,7 @@ import { checkApprovals } from './fsck-approvals.ts';
 import { bodyOf } from './transparency-log.ts';
 
 export interface FsckProblem {
-  code: 'INTEGRITY_ERROR' | 'SIGNATURE_INVALID' | 'LOG_INCONSISTENT' | 'NOT_IN_LOG';
+  code: 'INTEGRITY_ERROR' | 'SIGNATURE_INVALID' | 'LOG_INCONSISTENT' | 'LOG_ROLLBACK' | 'NOT_IN_LOG';
   where: string;
   message: string;
 }

@@ -7,7 +7,8 @@ import { buildPublishStatement, signStatement, type SigningKey } from '../attest
 import type { PublisherRecord, Store, VersionRecord } from '../store/index.ts';
 import type { PipelineOutput } from './pipeline-runner.ts';
 import { assertPublisherCurrent } from './publishers.ts';
-import type { InclusionProof, TransparencyLog } from './transparency-log.ts';
+import type { CheckpointRecorder, InclusionProof, TransparencyLog } from './transparency-log.ts';
+import { CheckpointFileRecorder } from './rollback-guard.ts';
 import { loadSigningKey } from '../keys/key-files.ts';
 
 export interface CommitOutcome {
@@ -64,7 +65,12 @@ export class GroupCommitter implements PublishCommitter {
   private queued: QueuedPublish[] = [];
   private signingKey: SigningKey | undefined;
 
-  constructor(private readonly options: GroupCommitterOptions) {}
+  /** The log's own recorder (on the registry's thread), or one of its own (on the writer thread). */
+  private readonly recorder: CheckpointRecorder;
+
+  constructor(private readonly options: GroupCommitterOptions) {
+    this.recorder = options.log.checkpointRecorder ?? new CheckpointFileRecorder(options.keysDir);
+  }
 
   commit(result: PipelineOutput, publisher: PublisherRecord): Promise<CommitOutcome> {
     return new Promise((resolve, reject) => {
@@ -137,6 +143,14 @@ export class GroupCommitter implements PublishCommitter {
       });
     } catch (error) {
       if (batch.length > 1) return false;
+      for (const item of batch) item.reject(error);
+      return true;
+    }
+    try {
+      // Durably outside the database before any publish of the batch is answered (rollback-guard.ts).
+      const latest = log.latestCheckpoint();
+      if (latest) this.recorder.record(latest);
+    } catch (error) {
       for (const item of batch) item.reject(error);
       return true;
     }

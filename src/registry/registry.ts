@@ -51,6 +51,7 @@ import {
 } from './log-jobs.ts';
 import { asSequencingStore, isSequencerLoss, Sequencer, type SequencerEvent, type SequencerRole } from './sequencer.ts';
 import { SequencedCommitter } from './sequenced-committer.ts';
+import { assertNoLogRollback, CheckpointFileRecorder } from './rollback-guard.ts';
 import type { QueuedPublish } from './group-commit.ts';
 
 export interface RegistryOptions {
@@ -150,6 +151,9 @@ export class Registry {
       this.clock,
     );
     this.log.assertSignedByThisKey();
+    // Never serve a log shorter than, or other than, the one this registry signed (issue 25 §1).
+    assertNoLogRollback(this.store, this.log.nodeReader, this.keysDir, this.log.verifierString);
+    this.log.recordCheckpointsIn(new CheckpointFileRecorder(this.keysDir));
     this.approvalDeps = {
       store: this.store,
       log: this.log,

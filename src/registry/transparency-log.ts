@@ -42,6 +42,11 @@ export interface CheckpointSigner {
   fence(): void;
 }
 
+/** Where the latest signed checkpoint is kept outside the database (rollback-guard.ts). */
+export interface CheckpointRecorder {
+  record(checkpoint: CheckpointRecord): void;
+}
+
 /** How long a process that does not sign waits for the sequencer's checkpoint over a leaf. */
 const CHECKPOINT_WAIT_MS = 30_000;
 const CHECKPOINT_POLL_MS = 5;
@@ -52,6 +57,8 @@ export class TransparencyLog {
   private readonly reader: NodeReader;
   private pendingCheckpoint: Promise<CheckpointRecord> | undefined;
   private signer: CheckpointSigner | undefined;
+  private recorder: CheckpointRecorder | undefined;
+  private recordScheduled = false;
 
   constructor(
     private readonly store: Store,
@@ -94,6 +101,21 @@ export class TransparencyLog {
     this.signer = signer;
   }
 
+  /** From now on, keep every checkpoint this process signs in `recorder` too (before a write is answered). */
+  recordCheckpointsIn(recorder: CheckpointRecorder): void {
+    this.recorder = recorder;
+  }
+
+  get checkpointRecorder(): CheckpointRecorder | undefined {
+    return this.recorder;
+  }
+
+  /** Write the latest committed checkpoint to the recorder now (after a commit, before answering). */
+  recordLatestCheckpoint(): void {
+    const latest = this.store.latestCheckpoint();
+    if (latest) this.recorder?.record(latest);
+  }
+
   /** Append one leaf. Must run inside the caller's store transaction; returns the leaf index. */
   appendLeaf(kind: LogEntryKind, data: Uint8Array): number {
     const index = this.store.getLogSize();
@@ -116,7 +138,9 @@ export class TransparencyLog {
       setImmediate(() => {
         this.pendingCheckpoint = undefined;
         try {
-          resolve(this.signLatestCheckpoint());
+          const signed = this.signLatestCheckpoint();
+          this.recordLatestCheckpoint();
+          resolve(signed);
         } catch (error) {
           reject(error);
         }
@@ -148,6 +172,37 @@ export class TransparencyLog {
    * (signCheckpoint refuses otherwise). Returns the previous one when nothing was appended since.
    */
   signLatestCheckpoint(): CheckpointRecord {
+    const signed = this.signInTransaction();
+    this.scheduleRecord();
+    return signed;
+  }
+
+  /**
+   * A checkpoint may be signed inside a caller's (synchronous) transaction: the file is written once that work is
+   * done, from what the store then holds (so a rolled-back checkpoint is never recorded), before any answer goes out.
+   */
+  private scheduleRecord(): void {
+    if (!this.recorder || this.recordScheduled) return;
+    this.recordScheduled = true;
+    queueMicrotask(() => {
+      this.recordScheduled = false;
+      let latest: CheckpointRecord | undefined;
+      try {
+        latest = this.store.latestCheckpoint();
+      } catch {
+        return; // the store was closed meanwhile: whoever closed it answers nothing more
+      }
+      try {
+        if (latest) this.recorder?.record(latest);
+      } catch (error) {
+        process.emitWarning(
+          `toolseal: ${error instanceof Error ? error.message : 'the log checkpoint file was not written'}`,
+        );
+      }
+    });
+  }
+
+  private signInTransaction(): CheckpointRecord {
     return this.store.transaction(() => {
       const size = this.store.getLogSize();
       const previous = this.store.latestCheckpoint();

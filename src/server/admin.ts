@@ -24,6 +24,7 @@ import {
 } from '../registry/principals.ts';
 import { openRegistry } from '../registry/registry.ts';
 import { bodyOf } from '../registry/transparency-log.ts';
+import { findLogRollback } from '../registry/rollback-guard.ts';
 import type { CheckpointRecord, Store } from '../store/index.ts';
 import { isDatabaseUrl, redactDatabaseUrl } from '../store/postgres/index.ts';
 import { openStoreFor } from './start-registry-server.ts';
@@ -161,9 +162,34 @@ export async function checkRegistry(options: { dataDir: string; keysDir: string 
       const { origin } = parseCheckpoint(bodyOf(latest.note));
       verifier = formatVerifierString(origin, loadOrCreateLogKey(options.keysDir, false).publicKey);
     }
-    return await runFsck(store, verifier);
+    const report = await runFsck(store, verifier);
+    // The log against the checkpoint this registry last signed, kept beside its keys (issue 25 §1).
+    const rollback = findLogRollbackReported(store, options.keysDir, verifier);
+    if (rollback) {
+      report.problems.push({ code: 'LOG_ROLLBACK', where: 'log', message: rollback });
+      report.ok = false;
+    }
+    return report;
   } finally {
     store.close();
+  }
+}
+
+/** The rollback guard's finding as a message (a checkpoint file that does not verify is one too). */
+function findLogRollbackReported(store: Store, keysDir: string, verifier: string | undefined): string | undefined {
+  const reader = {
+    readNode: (level: number, index: number): Uint8Array => {
+      const hash = store.readLogNode(level, index);
+      if (!hash) throw new ToolsealError('INTEGRITY_ERROR', `log node ${level}/${index} is missing`);
+      return hash;
+    },
+  };
+  try {
+    return findLogRollback(store, reader, keysDir, verifier)?.message;
+  } catch (error) {
+    if (isToolsealError(error) && error.code === 'LOG_ROLLBACK') return error.message;
+    if (isToolsealError(error) && error.code === 'INTEGRITY_ERROR') return undefined; // reported by runFsck
+    throw error;
   }
 }
 

@@ -15,6 +15,7 @@ import type { Store } from '../store/index.ts';
 import { isDatabaseUrl, openPostgresStore } from '../store/postgres/index.ts';
 import { openStore } from '../store/sqlite/index.ts';
 import { type DataDirLock, lockDataDir } from './data-dir-lock.ts';
+import { startWitnessing, type WitnessingOptions } from './witnessing.ts';
 
 /**
  * What a registry is opened with: the registry's own options (keys, origin, clock, limits, where the pipeline runs and
@@ -88,6 +89,8 @@ export interface RegistryServerOptions extends Omit<RegistryConfig, 'origin' | '
   pipelineWorkers?: number;
   /** HTTP options (body limit, read cache, where unexpected errors go). */
   app?: Omit<AppDeps, 'registry'>;
+  /** Submit every checkpoint to these witnesses and serve their cosignatures (witnessing.ts). */
+  witnessing?: Omit<WitnessingOptions, 'registry' | 'dataDir'>;
 }
 
 /** How a server on a PostgreSQL server keeps the sequencer lease, unless told otherwise (sequencer.ts has the rest). */
@@ -159,7 +162,15 @@ async function startLockedRegistryServer(
       ...(committer === undefined ? {} : { committer }),
     });
     await committer?.whenReady();
-    app = createApp({ ...options.app, registry: opened.registry, cache });
+    const witnessing = options.witnessing
+      ? startWitnessing({ ...options.witnessing, registry: opened.registry, dataDir: options.dataDir })
+      : undefined;
+    app = createApp({
+      ...options.app,
+      registry: opened.registry,
+      cache,
+      ...(witnessing === undefined ? {} : { witnesses: witnessing }),
+    });
     const running = server;
     const registry = opened;
     return {
@@ -172,6 +183,7 @@ async function startLockedRegistryServer(
       close: async () => {
         try {
           await running.close();
+          witnessing?.close();
           await registry.close();
         } finally {
           lock.release();

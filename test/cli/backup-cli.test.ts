@@ -1,7 +1,7 @@
 // toolseal backup (issue 16 §1) and a tested restore: back up a live registry, restore the file into an empty data
 // folder, fsck it clean, start a registry on it with the same keys folder and fetch every manifest's exact bytes.
 
-import { copyFile, mkdir, readdir, stat } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { versionPath } from '../../src/protocol/routes.ts';
@@ -54,6 +54,12 @@ describe('toolseal backup', () => {
     const restored = join(root, 'restored');
     await mkdir(restored);
     await copyFile(join(root, 'registry.backup'), join(restored, 'toolseal.db'));
+    // The backup's log is shorter than the checkpoint the registry signed since (2.0.0): the rollback guard refuses
+    // it until the operator knowingly moves the checkpoint file aside (docs/deploy.md).
+    const refused = await toolseal(['fsck', '--data', restored, '--keys', join(root, 'keys')], { cwd: root });
+    expect(refused.code, refused.stdout + refused.stderr).toBe(1);
+    expect(refused.stdout).toContain('PROBLEM LOG_ROLLBACK log:');
+    await rename(join(root, 'keys', 'log-checkpoint'), join(root, 'log-checkpoint.before-restore'));
     const fsck = await toolseal(['fsck', '--data', restored, '--keys', join(root, 'keys')], { cwd: root });
     expect(fsck.code, fsck.stdout + fsck.stderr).toBe(0);
     expect(fsck.stdout).toContain('fsck: all intact');

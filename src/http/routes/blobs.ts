@@ -8,11 +8,16 @@ import { type BindingDto, type BindingsResponse, JSON_CONTENT_TYPE } from '../..
 import { ToolsealError } from '../../core/errors.ts';
 import type { CheckpointRecord } from '../../store/index.ts';
 import type { DigestBinding, Registry } from '../../registry/index.ts';
-import type { App } from '../app-env.ts';
+import type { App, CheckpointDecorator } from '../app-env.ts';
 import { type ImmutableBodyCache, readRawTarget, sendVerifiedBody } from '../immutable-body-cache.ts';
 import { formatInclusionProofDto, formatTlogProofText } from '../inclusion-proof.ts';
 
-export function mountBlobRoutes(app: App, registry: Registry, cache: ImmutableBodyCache): void {
+export function mountBlobRoutes(
+  app: App,
+  registry: Registry,
+  cache: ImmutableBodyCache,
+  cosign: CheckpointDecorator = (note) => note,
+): void {
   app.get(ROUTES.blob, (c) => {
     const digest = c.req.param('digest');
     const key = `b:${digest}`;
@@ -37,13 +42,19 @@ export function mountBlobRoutes(app: App, registry: Registry, cache: ImmutableBo
     c.header('Cache-Control', 'no-cache');
     return c.json({
       digest,
-      bindings: bindings.map((binding) => formatBindingDto(registry, binding, checkpoint)),
+      bindings: bindings.map((binding) => formatBindingDto(registry, binding, checkpoint, cosign)),
     } satisfies BindingsResponse);
   });
 }
 
-function formatBindingDto(registry: Registry, binding: DigestBinding, checkpoint: CheckpointRecord): BindingDto {
-  const inclusion = registry.log.proveInclusion(binding.logIndex, checkpoint);
+function formatBindingDto(
+  registry: Registry,
+  binding: DigestBinding,
+  checkpoint: CheckpointRecord,
+  cosign: CheckpointDecorator,
+): BindingDto {
+  const proven = registry.log.proveInclusion(binding.logIndex, checkpoint);
+  const inclusion = { ...proven, checkpoint: cosign(proven.checkpoint) };
   return {
     name: binding.name,
     version: binding.version,

@@ -3,18 +3,28 @@
 import { ROUTES } from '../../protocol/routes.ts';
 import type { HealthResponse } from '../../protocol/wire.ts';
 import type { Registry } from '../../registry/index.ts';
-import type { App } from '../app-env.ts';
+import type { App, ServedWitnesses } from '../app-env.ts';
 
-export function mountHealthKeyRoutes(app: App, registry: Registry): void {
+export function mountHealthKeyRoutes(app: App, registry: Registry, witnesses?: ServedWitnesses): void {
   app.get(ROUTES.health, (c) => {
     const checkpoint = registry.latestCheckpoint();
     const role = registry.sequencingRole;
-    return c.json({
+    const health = {
       status: 'ok',
       logSize: checkpoint?.size ?? 0,
       activeKid: registry.activeKid,
       ...(role === undefined ? {} : { sequencer: role }),
-    } satisfies HealthResponse);
+    } satisfies HealthResponse;
+    if (!witnesses) return c.json(health);
+    // Each witness: the size it last cosigned, how far behind the log it is, and its last failure (never blocking).
+    const states = witnesses.status().map((w) => ({
+      name: w.witness,
+      cosignedSize: w.cosignedSize ?? null,
+      behindBy: w.behindBy ?? null,
+      consecutiveFailures: w.consecutiveFailures,
+      lastError: w.lastError ?? null,
+    }));
+    return c.json({ ...health, witnesses: states });
   });
 
   app.get(ROUTES.jwks, (c) => {

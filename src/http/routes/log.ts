@@ -15,7 +15,7 @@ import {
 import { LOG_PREFIX, ROUTES } from '../../protocol/routes.ts';
 import type { ConsistencyProofResponse, InclusionProofResponse } from '../../protocol/wire.ts';
 import type { Registry } from '../../registry/index.ts';
-import { type App, type AppContext, readIntegerQuery } from '../app-env.ts';
+import { type App, type AppContext, type CheckpointDecorator, readIntegerQuery } from '../app-env.ts';
 import { IMMUTABLE_CACHE_CONTROL } from '../immutable-body-cache.ts';
 
 const NOTE_CONTENT_TYPE = 'text/plain; charset=utf-8';
@@ -27,11 +27,14 @@ const TILE_HEADERS = {
   Vary: 'Accept-Encoding',
 };
 
-export function mountLogRoutes(app: App, registry: Registry): void {
+export function mountLogRoutes(app: App, registry: Registry, cosign: CheckpointDecorator = (note) => note): void {
   app.get(ROUTES.logCheckpoint, (c) => {
     const checkpoint = registry.latestCheckpoint();
     if (!checkpoint) throw new ToolsealError('NOT_FOUND', 'the log has no checkpoint yet');
-    return c.body(checkpoint.note, 200, { 'Content-Type': NOTE_CONTENT_TYPE, 'Cache-Control': 'public, max-age=5' });
+    return c.body(cosign(checkpoint.note), 200, {
+      'Content-Type': NOTE_CONTENT_TYPE,
+      'Cache-Control': 'public, max-age=5',
+    });
   });
 
   app.get(ROUTES.logKey, (c) =>

@@ -1,0 +1,105 @@
+// Never serve a log shorter than, or different from, one the registry signed (issue 25 §1): the latest signed
+// checkpoint is kept outside the database (src/keys/checkpoint-file.ts) and the database's tree is compared with it
+// on start and in fsck (RFC 9162 §2.1.1: the root at that size must be the same). Nothing here repairs anything.
+
+import { ToolsealError } from '../core/errors.ts';
+import { readCheckpointFile, writeCheckpointFile } from '../keys/checkpoint-file.ts';
+import { computeRootHash, type NodeReader, parseCheckpoint, verifyCheckpoint } from '../log/index.ts';
+import type { CheckpointRecord, Store } from '../store/index.ts';
+import { bodyOf, type CheckpointRecorder } from './transparency-log.ts';
+
+/** What the comparison found: nothing (undefined), or a rollback naming both sizes. */
+export interface LogRollback {
+  signedSize: number;
+  logSize: number;
+  message: string;
+}
+
+/**
+ * Compare the database's log with the checkpoint file in `keysDir`: a rollback when the log is smaller than the
+ * signed checkpoint, or its root at that size differs. Undefined when they agree or there is no file. `verifier`
+ * (the log's note verifier) also checks the file's signature (a file that does not verify is refused).
+ */
+export function findLogRollback(
+  store: Store,
+  reader: NodeReader,
+  keysDir: string,
+  verifier?: string,
+): LogRollback | undefined {
+  const note = readCheckpointFile(keysDir);
+  if (note === undefined) return undefined;
+  let signed: { size: number; rootHash: Uint8Array };
+  try {
+    if (verifier !== undefined) verifyCheckpoint(note, verifier);
+    signed = parseCheckpoint(bodyOf(note));
+  } catch {
+    throw new ToolsealError(
+      'LOG_ROLLBACK',
+      'the log checkpoint file in the keys folder is not a checkpoint signed by this log key',
+    );
+  }
+  const logSize = store.read(() => store.getLogSize());
+  if (logSize < signed.size) {
+    return {
+      signedSize: signed.size,
+      logSize,
+      message: `the database's log has ${logSize} entries, but this registry signed a checkpoint of size ${signed.size}: the database lost its tail or was replaced by an older copy (docs/deploy.md, restoring from a backup)`,
+    };
+  }
+  let root: Uint8Array | undefined;
+  try {
+    root = store.read(() => computeRootHash(reader, signed.size));
+  } catch {
+    root = undefined;
+  }
+  if (!root || Buffer.compare(Buffer.from(root), Buffer.from(signed.rootHash)) !== 0) {
+    return {
+      signedSize: signed.size,
+      logSize,
+      message: `the database's log (size ${logSize}) has another root at size ${signed.size} than the checkpoint of size ${signed.size} this registry signed: it is not the log the registry signed (docs/deploy.md)`,
+    };
+  }
+  return undefined;
+}
+
+/**
+ * On start: LOG_ROLLBACK when the database's log is behind or off the signed checkpoint file; when there is no file
+ * and the log has a checkpoint (first start after the upgrade that added it), the file is written from it.
+ */
+export function assertNoLogRollback(store: Store, reader: NodeReader, keysDir: string, verifier: string): void {
+  const rollback = findLogRollback(store, reader, keysDir, verifier);
+  if (rollback) throw new ToolsealError('LOG_ROLLBACK', rollback.message);
+  if (readCheckpointFile(keysDir) === undefined) {
+    const latest = store.read(() => store.latestCheckpoint());
+    if (latest) writeCheckpointFile(keysDir, latest.note);
+  }
+}
+
+/**
+ * Keeps the checkpoint file at the latest checkpoint this process signed: `record` writes it durably (call it after
+ * the commit, before the answer). Only ever moves the file forward.
+ */
+export class CheckpointFileRecorder implements CheckpointRecorder {
+  private writtenSize = -1;
+
+  constructor(private readonly keysDir: string) {}
+
+  record(checkpoint: CheckpointRecord): void {
+    if (checkpoint.size <= this.writtenSize) return;
+    // Another thread or process (the writer thread, `keys rotate`) may have written a larger one meanwhile.
+    const current = readCheckpointFile(this.keysDir);
+    if (current !== undefined) {
+      try {
+        const onFile = parseCheckpoint(bodyOf(current)).size;
+        if (onFile >= checkpoint.size) {
+          this.writtenSize = onFile;
+          return;
+        }
+      } catch {
+        // an unreadable file is replaced by the checkpoint just signed
+      }
+    }
+    writeCheckpointFile(this.keysDir, checkpoint.note);
+    this.writtenSize = checkpoint.size;
+  }
+}

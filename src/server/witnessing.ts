@@ -1,0 +1,129 @@
+// The registry's witness client (issue 25 §2; C2SP tlog-witness, tlog-cosignature, tlog-policy): every new signed
+// checkpoint is handed to src/witness/submitter.ts, which submits it to each witness of the policy without ever
+// holding up a publish; each witness's last cosigned size is kept in `<data>/witness-sizes.json` (atomic writes);
+// the verified cosignatures are merged into the checkpoints the HTTP API serves, and /healthz shows each witness.
+
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { decodeBase64Strict } from '../core/bytes.ts';
+import { ToolsealError } from '../core/errors.ts';
+import type { ServedWitnesses } from '../http/app-env.ts';
+import { writeFileAtomic } from '../lock/atomic-file.ts';
+import { parseVerifierString } from '../log/note.ts';
+import type { WitnessPolicy } from '../log/policy.ts';
+import type { Registry } from '../registry/registry.ts';
+import { createWitnessSubmitter, type WitnessSizeStore, type WitnessSubmitter } from '../witness/submitter.ts';
+
+/** The file, in the data folder, holding each witness's last cosigned size ({"<policy name>": size}). */
+export const WITNESS_SIZES_FILE = 'witness-sizes.json';
+
+/** How often the latest checkpoint is looked at (it may be signed on the writer thread or by another process). */
+const POLL_MS = 100;
+
+export interface RegistryWitnessing extends ServedWitnesses {
+  close(): void;
+}
+
+export interface WitnessingOptions {
+  policy: WitnessPolicy;
+  registry: Registry;
+  /** The data folder (`:memory:` keeps the sizes in memory only). */
+  dataDir: string;
+  /** Each witness failure, one line (never blocks anything). */
+  onError?: (witness: string, message: string) => void;
+  /** Submitter tuning (tests). */
+  minIntervalMs?: number;
+  initialBackoffMs?: number;
+  maxBackoffMs?: number;
+}
+
+/** Start submitting this registry's checkpoints to the policy's witnesses. BAD_REQUEST for a policy of another log. */
+export function startWitnessing(options: WitnessingOptions): RegistryWitnessing {
+  const { policy, registry } = options;
+  const ours = parseVerifierString(registry.log.verifierString);
+  const named = policy.logs.some(
+    (log) =>
+      log.verifier.name === ours.name &&
+      log.verifier.keyId === ours.keyId &&
+      Buffer.compare(Buffer.from(log.verifier.publicKey), Buffer.from(ours.publicKey)) === 0,
+  );
+  if (!named)
+    throw new ToolsealError(
+      'BAD_REQUEST',
+      `the witness policy has no log line for this registry's log key (${registry.log.verifierString})`,
+    );
+  const submitter: WitnessSubmitter = createWitnessSubmitter({
+    policy,
+    sizes: openSizeStore(options.dataDir),
+    proveConsistency: async (from, to) =>
+      registry.log.proveConsistency(from, to).map((hash) => decodeBase64Strict(hash) as Uint8Array),
+    ...(options.onError === undefined ? {} : { onError: options.onError }),
+    ...(options.minIntervalMs === undefined ? {} : { minIntervalMs: options.minIntervalMs }),
+    ...(options.initialBackoffMs === undefined ? {} : { initialBackoffMs: options.initialBackoffMs }),
+    ...(options.maxBackoffMs === undefined ? {} : { maxBackoffMs: options.maxBackoffMs }),
+  });
+  let submitted = 0;
+  const feed = (): void => {
+    // With several processes on one database, only the sequencer submits (it signed the checkpoint).
+    if (registry.sequencingRole === 'follower') return;
+    try {
+      const latest = registry.latestCheckpoint();
+      if (latest && latest.size > submitted) {
+        submitted = latest.size;
+        submitter.submit(latest.note);
+      }
+    } catch (error) {
+      options.onError?.('*', error instanceof Error ? error.message : 'reading the latest checkpoint failed');
+    }
+  };
+  feed();
+  const timer = setInterval(feed, POLL_MS);
+  timer.unref();
+  return {
+    withCosignatures: (note) => submitter.withCosignatures(note),
+    status: () => submitter.status(),
+    close: () => {
+      clearInterval(timer);
+      submitter.close();
+    },
+  };
+}
+
+/** Each witness's last cosigned size, in one small JSON file written atomically (temporary file, fsync, rename). */
+function openSizeStore(dataDir: string): WitnessSizeStore {
+  const sizes = new Map<string, number>();
+  if (dataDir === ':memory:')
+    return {
+      load: async (witness) => sizes.get(witness),
+      save: async (witness, size) => {
+        sizes.set(witness, size);
+      },
+    };
+  const file = join(dataDir, WITNESS_SIZES_FILE);
+  let loaded: Promise<void> | undefined;
+  let writing: Promise<void> = Promise.resolve();
+  const load = (): Promise<void> =>
+    (loaded ??= readFile(file, 'utf8').then(
+      (text) => {
+        const value: unknown = JSON.parse(text);
+        if (typeof value !== 'object' || value === null || Array.isArray(value)) return;
+        for (const [witness, size] of Object.entries(value))
+          if (Number.isSafeInteger(size) && (size as number) >= 0) sizes.set(witness, size as number);
+      },
+      () => undefined, // none yet (or unreadable: the witnesses' 409s tell their sizes again)
+    ));
+  return {
+    load: async (witness) => {
+      await load();
+      return sizes.get(witness);
+    },
+    save: async (witness, size) => {
+      await load();
+      sizes.set(witness, size);
+      const text = `${JSON.stringify(Object.fromEntries(sizes), null, 2)}\n`;
+      // One write at a time, in order: the last one holds every witness's latest size.
+      writing = writing.catch(() => undefined).then(() => writeFileAtomic(file, text, 0o600));
+      await writing;
+    },
+  };
+}
