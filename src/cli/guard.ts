@@ -10,6 +10,7 @@ import {
   startStdioGuard,
 } from '../guard/index.ts';
 import { composeGuard } from '../guard/core/compose-guard.ts';
+import { assertCommandSigned } from '../guard/core/signed-server.ts';
 import { DEFAULT_LOCKFILE_NAME } from '../lock/lockfile.ts';
 import { parseManifestRef, type FetchVerifiedOptions } from '../verify/index.ts';
 import { resolveRegistryUrl, userWorkingDirectory } from './config.ts';
@@ -26,7 +27,7 @@ import {
   type HostCommandValues,
 } from './verify.ts';
 
-export const guardUsage = `toolseal guard --manifest NAME@VERSION --registry URL [--locked] [--lock FILE] [--log-key KEY] [--jwks FILE] [--witness-policy FILE] [--strict] [--policy FILE --host-token T] [--env-deny NAME]... [--env-allow NAME]... -- COMMAND [ARGS...]
+export const guardUsage = `toolseal guard --manifest NAME@VERSION --registry URL [--locked] [--lock FILE] [--log-key KEY] [--jwks FILE] [--witness-policy FILE] [--strict] [--policy FILE --host-token T] [--env-deny NAME]... [--env-allow NAME]... [--allow-unsigned-command] -- COMMAND [ARGS...]
   A verifying MCP proxy. Fetches NAME@VERSION and verifies it (attestation, key, digest, log inclusion) BEFORE
   starting the MCP server COMMAND over stdio (in the folder toolseal was run from), then relays JSON-RPC between
   the client on stdin/stdout and the server. On every tools/list, each tool the server presents is compared
@@ -54,6 +55,9 @@ export const guardUsage = `toolseal guard --manifest NAME@VERSION --registry URL
   --witness-policy FILE  a C2SP tlog-policy: the checkpoint must carry its witness quorum (else WITNESS_QUORUM)
   --jwks FILE   pin the attestation keys (else the registry's JWKS is fetched: trust on first use)
   --strict      refuse the session on the first tool that differs or is unknown
+  --allow-unsigned-command  when the manifest signs a server (its "server" member), COMMAND must run a signed
+                package at its exact version (npx -y ID@VERSION, uvx ID==VERSION, docker run … IMAGE):
+                SERVER_NOT_SIGNED, nothing started, otherwise; this option runs COMMAND anyway
   --env-deny NAME   do not pass NAME to the server either (repeatable, or NAME,NAME)
   --env-allow NAME  pass only the named variables to the server (an allow-list; repeatable, or NAME,NAME)
   The server gets guard's environment without any TOOLSEAL_* variable (tokens never reach it) and without the
@@ -91,6 +95,7 @@ export async function runGuardCommand(args: string[]): Promise<ExitCode> {
       'allow-origin': { type: 'string', multiple: true },
       'env-deny': { type: 'string', multiple: true },
       'env-allow': { type: 'string', multiple: true },
+      'allow-unsigned-command': { type: 'boolean' },
     },
     allowPositionals: true,
   });
@@ -141,6 +146,8 @@ export async function runGuardCommand(args: string[]): Promise<ExitCode> {
     locked: target.options.lock !== undefined,
     ...(policy === undefined ? {} : { policy, approvals: openApprovals(target.registry, policy, hostToken) }),
   });
+  // With a signed server, COMMAND must run the signed package: SERVER_NOT_SIGNED before it is started, unless allowed.
+  assertCommandSigned(composed.server, command, commandArgs, values['allow-unsigned-command'] ?? false);
   for (const line of composed.startLines) process.stderr.write(`${JSON.stringify(line)}\n`);
   return runStdioSession(composed.createSession(), command, commandArgs, env);
 }
