@@ -3,13 +3,15 @@
 
 import type { ApprovalsPort, GuardPolicy } from '../guard/index.ts';
 import { composeGuard } from '../guard/core/compose-guard.ts';
+import { assertUpstreamSigned } from '../guard/core/signed-server.ts';
 import { startHttpGuard } from '../guard/http/http-guard.ts';
 import type { FetchVerifiedOptions } from '../verify/index.ts';
 import { UsageError, type ExitCode } from './output.ts';
 import { fetchGuardManifest } from './verify.ts';
 
 export const guardHttpUsage = `toolseal guard --manifest NAME@VERSION --registry URL --upstream URL --listen 127.0.0.1:PORT [--allow-origin ORIGIN]... [--locked] [--lock FILE] [--log-key KEY] [--jwks FILE] [--strict] [--policy FILE --host-token T]
-  The same guard for a remote (Streamable HTTP) MCP server: verifies NAME@VERSION, then serves the local endpoint
+  The same guard for a remote (Streamable HTTP) MCP server: verifies NAME@VERSION (when it signs a server, the
+  --upstream URL must be one of its signed remotes: SERVER_NOT_SIGNED, nothing sent, otherwise), then serves the local endpoint
   http://127.0.0.1:PORT/mcp (printed on stderr as {"event":"listening","url":…}) that the MCP client connects to
   instead of the server at --upstream. Each session's tools/list answers (JSON or SSE) reach the client only as
   the signed tools; guard lists the server's tools itself when a session starts and after each list_changed, so
@@ -82,6 +84,8 @@ export async function runHttpGuard(
     locked: target.options.lock !== undefined,
     ...(target.policy === undefined ? {} : { policy: target.policy, approvals: target.approvals }),
   });
+  // With a signed server, the upstream must be one of its remotes: SERVER_NOT_SIGNED before anything is sent to it.
+  assertUpstreamSigned(composed.server, values.upstream!);
   for (const line of composed.startLines) process.stderr.write(`${JSON.stringify(line)}\n`);
   const guard = await startHttpGuard({
     createPolicy: () => composed.createSession(),

@@ -10,6 +10,10 @@ import {
   startStdioGuard,
 } from '../guard/index.ts';
 import { composeGuard } from '../guard/core/compose-guard.ts';
+import { assertCommandSigned } from '../guard/core/signed-server.ts';
+import { formatSignedPackageCommand, selectRunnablePackage } from '../client-config/client-config.ts';
+import { ToolsealError } from '../core/errors.ts';
+import type { Manifest, ManifestServer } from '../pipeline/index.ts';
 import { DEFAULT_LOCKFILE_NAME } from '../lock/lockfile.ts';
 import { parseManifestRef, type FetchVerifiedOptions } from '../verify/index.ts';
 import { resolveRegistryUrl, userWorkingDirectory } from './config.ts';
@@ -26,7 +30,7 @@ import {
   type HostCommandValues,
 } from './verify.ts';
 
-export const guardUsage = `toolseal guard --manifest NAME@VERSION --registry URL [--locked] [--lock FILE] [--log-key KEY] [--jwks FILE] [--witness-policy FILE] [--strict] [--policy FILE --host-token T] [--env-deny NAME]... [--env-allow NAME]... -- COMMAND [ARGS...]
+export const guardUsage = `toolseal guard --manifest NAME@VERSION --registry URL [--locked] [--lock FILE] [--log-key KEY] [--jwks FILE] [--witness-policy FILE] [--strict] [--policy FILE --host-token T] [--env-deny NAME]... [--env-allow NAME]... [--allow-unsigned-command] [-- COMMAND [ARGS...]]
   A verifying MCP proxy. Fetches NAME@VERSION and verifies it (attestation, key, digest, log inclusion) BEFORE
   starting the MCP server COMMAND over stdio (in the folder toolseal was run from), then relays JSON-RPC between
   the client on stdin/stdout and the server. On every tools/list, each tool the server presents is compared
@@ -54,6 +58,12 @@ export const guardUsage = `toolseal guard --manifest NAME@VERSION --registry URL
   --witness-policy FILE  a C2SP tlog-policy: the checkpoint must carry its witness quorum (else WITNESS_QUORUM)
   --jwks FILE   pin the attestation keys (else the registry's JWKS is fetched: trust on first use)
   --strict      refuse the session on the first tool that differs or is unknown
+  Without COMMAND, a manifest that signs its server starts the signed package itself: npm as npx -y ID@VERSION,
+  PyPI as uvx ID==VERSION, OCI as docker run -i --rm IMAGE (pinned by digest), with the signed arguments and the
+  signed environment variables' fixed values (a required one without a value comes from guard's environment).
+  --allow-unsigned-command  when the manifest signs a server (its "server" member), COMMAND must run a signed
+                package at its exact version (npx -y ID@VERSION, uvx ID==VERSION, docker run … IMAGE):
+                SERVER_NOT_SIGNED, nothing started, otherwise; this option runs COMMAND anyway
   --env-deny NAME   do not pass NAME to the server either (repeatable, or NAME,NAME)
   --env-allow NAME  pass only the named variables to the server (an allow-list; repeatable, or NAME,NAME)
   The server gets guard's environment without any TOOLSEAL_* variable (tokens never reach it) and without the
@@ -91,6 +101,7 @@ export async function runGuardCommand(args: string[]): Promise<ExitCode> {
       'allow-origin': { type: 'string', multiple: true },
       'env-deny': { type: 'string', multiple: true },
       'env-allow': { type: 'string', multiple: true },
+      'allow-unsigned-command': { type: 'boolean' },
     },
     allowPositionals: true,
   });
@@ -98,7 +109,7 @@ export async function runGuardCommand(args: string[]): Promise<ExitCode> {
     throw new UsageError(`unexpected arguments before --: ${positionals.join(' ')}`);
   const [command, ...commandArgs] = separator < 0 ? positionals : args.slice(separator + 1);
   const http = values.upstream !== undefined || values.listen !== undefined;
-  if (values.manifest === undefined || (command === undefined && !http)) throw new UsageError(guardUsage);
+  if (values.manifest === undefined) throw new UsageError(guardUsage);
   if (values.lock !== undefined && values.lockfile !== undefined)
     throw new UsageError(`--lockfile is the deprecated spelling of --lock; give only --lock`);
   const hostValues: HostCommandValues = {
@@ -125,7 +136,6 @@ export async function runGuardCommand(args: string[]): Promise<ExitCode> {
       return { ...target, policy, approvals: openApprovals(target.registry, policy, hostToken) };
     });
   }
-  if (command === undefined) throw new UsageError(guardUsage);
   const env = selectServerEnvironment(process.env, {
     deny: readEnvNames(values['env-deny'], '--env-deny'),
     allow: values['env-allow'] === undefined ? undefined : readEnvNames(values['env-allow'], '--env-allow'),
@@ -141,8 +151,14 @@ export async function runGuardCommand(args: string[]): Promise<ExitCode> {
     locked: target.options.lock !== undefined,
     ...(policy === undefined ? {} : { policy, approvals: openApprovals(target.registry, policy, hostToken) }),
   });
+  // Without COMMAND, the signed package itself (issue 27 §2); with one, it must run the signed package:
+  // SERVER_NOT_SIGNED before it is started, unless --allow-unsigned-command.
+  const [run, ...runArgs] =
+    command === undefined ? composeSignedCommand(composed.server, env) : [command, ...commandArgs];
+  if (command !== undefined)
+    assertCommandSigned(composed.server, command, commandArgs, values['allow-unsigned-command'] ?? false);
   for (const line of composed.startLines) process.stderr.write(`${JSON.stringify(line)}\n`);
-  return runStdioSession(composed.createSession(), command, commandArgs, env);
+  return runStdioSession(composed.createSession(), run!, runArgs, env);
 }
 
 /** Run COMMAND behind the stdio guard until it exits; its exit code is passed on as is (the guard is transparent). */
@@ -174,6 +190,28 @@ async function runStdioSession(
     for (const signal of FORWARDED_SIGNALS) process.off(signal, forward);
     process.stdin.destroy();
   }
+}
+
+/**
+ * The command line of the signed package (formatSignedPackageCommand), its signed environment variables with a fixed
+ * value set in `env`; a required one without a value must already be there. SERVER_NOT_SIGNED without a package
+ * guard can start.
+ */
+function composeSignedCommand(server: ManifestServer | undefined, env: NodeJS.ProcessEnv): string[] {
+  const pkg =
+    server === undefined ? undefined : selectRunnablePackage({ server } as Pick<Manifest, 'server'> as Manifest);
+  if (pkg === undefined)
+    throw new ToolsealError(
+      'SERVER_NOT_SIGNED',
+      'the manifest signs no npm, PyPI or OCI package guard can start: give the server COMMAND after --',
+    );
+  for (const variable of pkg.environmentVariables ?? []) {
+    const value = variable.value ?? (env[variable.name] === undefined ? variable.default : undefined);
+    if (value !== undefined && !value.includes('{')) env[variable.name] = value;
+    else if (variable.isRequired === true && env[variable.name] === undefined)
+      throw new UsageError(`the signed package needs the environment variable ${variable.name}`);
+  }
+  return formatSignedPackageCommand(pkg);
 }
 
 /** Variable names from a repeatable option, each also a comma-separated list (`--env-deny A,B --env-deny C`). */

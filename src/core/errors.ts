@@ -80,6 +80,8 @@ export const ERROR_CODES = [
   'APPROVAL_EXPIRED',
   'APPROVAL_DECIDED',
   'APPROVAL_REQUIRED',
+  // guard was given a server (upstream URL, command) the manifest's signed `server` member does not name (issue 27 §2)
+  'SERVER_NOT_SIGNED',
   // command line
   'FILE_NOT_FOUND',
   // a --data folder that holds no registry (only serve and migrate create one)

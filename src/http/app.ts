@@ -16,6 +16,7 @@ import { mountBlobRoutes } from './routes/blobs.ts';
 import { mountHealthKeyRoutes } from './routes/health-keys.ts';
 import { mountLogRoutes } from './routes/log.ts';
 import { mountManifestRoutes } from './routes/manifests.ts';
+import { mountOfficialRegistryRoutes } from './routes/official-registry.ts';
 import { mountPublishRoutes } from './routes/publish.ts';
 import { mountYankRoutes } from './routes/yank.ts';
 import { mountWebRoutes } from '../web/index.ts';
@@ -52,6 +53,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   mountApprovalRoutes(app, registry);
   mountBlobRoutes(app, registry, cache, cosign);
   mountLogRoutes(app, registry, cosign);
+  mountOfficialRegistryRoutes(app, registry);
   mountWebRoutes(app, registry);
   return app;
 }

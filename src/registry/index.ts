@@ -36,6 +36,7 @@ export type {
   DigestBinding,
   SequencingOptions,
 } from './registry.ts';
+export type { ServerCursor, ServerPageQuery, ServerVersionEntry } from './official-servers.ts';
 export type { SequencerEvent, SequencerRole } from './sequencer.ts';
 export { TransparencyLog, bodyOf } from './transparency-log.ts';
 export type { InclusionProof } from './transparency-log.ts';

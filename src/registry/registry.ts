@@ -39,6 +39,13 @@ import {
   type PrincipalRecord,
 } from './principals.ts';
 import { type YankOutcome, yankVersion } from './yank.ts';
+import {
+  listServerVersionPage,
+  listServerVersionsOf,
+  readServerVersion,
+  type ServerPageQuery,
+  type ServerVersionEntry,
+} from './official-servers.ts';
 import type { LogJobRecord } from '../store/index.ts';
 import {
   decodeLogJob,
@@ -396,6 +403,21 @@ export class Registry {
       };
     });
     return { items, nextAfter: names.length > limit ? page[page.length - 1] : undefined };
+  }
+
+  /** A page of versions with a signed server (the official read API, official-servers.ts). */
+  listServerVersionPage(query: ServerPageQuery): ReturnType<typeof listServerVersionPage> {
+    return listServerVersionPage(this, query);
+  }
+
+  /** Every version of `name` with a signed server, newest first; NOT_FOUND when there is none. */
+  listServerVersionsOf(name: string): ServerVersionEntry[] {
+    return listServerVersionsOf(this, name);
+  }
+
+  /** One version (or `latest`) of `name` with a signed server, or which of the two is missing. */
+  readServerVersion(name: string, version: string): ReturnType<typeof readServerVersion> {
+    return readServerVersion(this, name, version);
   }
 
   /** The auditor query: every name@version bound to `digest`. */

@@ -3,7 +3,7 @@
 // assets/verify.js fills in by checking everything itself with WebCrypto (nothing the page says is trusted there).
 
 import type { FC } from 'hono/jsx';
-import type { Manifest } from '../pipeline/index.ts';
+import type { Manifest, ManifestServer } from '../pipeline/index.ts';
 import { attestationPath, versionPath } from '../protocol/routes.ts';
 import type { Registry, VersionRecord } from '../registry/index.ts';
 import { Layout, StatusBadge, Time } from './layout.tsx';
@@ -56,6 +56,7 @@ const VersionPage: FC<{ view: VersionView }> = ({ view }) => {
       )}
       {manifest.description !== undefined && <p class="description">{manifest.description}</p>}
       <VerifyPanel />
+      {manifest.server !== undefined && <SignedServer server={manifest.server} />}
       <h2 id="tools">{manifest.tools.length === 1 ? '1 tool' : `${manifest.tools.length} tools`}</h2>
       {manifest.tools.map((tool, index) => (
         <ToolView tool={tool} index={index} />
@@ -64,6 +65,54 @@ const VersionPage: FC<{ view: VersionView }> = ({ view }) => {
     </Layout>
   );
 };
+
+/**
+ * The signed `server` member (issue 27 §5): which packages and remotes the signature names, and the repository. Vendor
+ * URLs are shown as text, never as links (a page never follows what a vendor wrote).
+ */
+const SignedServer: FC<{ server: ManifestServer }> = ({ server }) => (
+  <section aria-labelledby="server" data-testid="signed-server">
+    <h2 id="server">Signed server{server.title === undefined ? '' : `: ${server.title}`}</h2>
+    {(server.packages ?? []).length > 0 && (
+      <table>
+        <thead>
+          <tr>
+            <th>package</th>
+            <th>registry</th>
+            <th>version</th>
+            <th>transport</th>
+          </tr>
+        </thead>
+        <tbody>
+          {(server.packages ?? []).map((pkg) => (
+            <tr>
+              <td>
+                <code>{pkg.identifier}</code>
+              </td>
+              <td>{pkg.registryType}</td>
+              <td>{pkg.version ?? ''}</td>
+              <td>{pkg.transport.type}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    )}
+    {(server.remotes ?? []).length > 0 && (
+      <ul>
+        {(server.remotes ?? []).map((remote) => (
+          <li>
+            remote ({remote.type}): <code>{remote.url}</code>
+          </li>
+        ))}
+      </ul>
+    )}
+    {server.repository !== undefined && (
+      <p>
+        repository ({server.repository.source}): <code>{server.repository.url}</code>
+      </p>
+    )}
+  </section>
+);
 
 const VerifyPanel: FC = () => (
   <section class="verify" id="verify" data-verify="" data-state="pending" aria-labelledby="verify-title">

@@ -95,6 +95,15 @@ export function makeManifest(options: ManifestOptions = {}): Record<string, unkn
 }
 
 /** JSON.stringify of a manifest as bytes (pretty-printed with `space`). */
+/** Rewrite a stored blob behind the registry's back (the immutability trigger has to go first). */
+export function corruptBlob(env: TestEnv, digest: string, bytes: Buffer, size = bytes.byteLength): void {
+  expect(() =>
+    sqliteDatabaseOf(env.store).prepare('UPDATE blobs SET bytes = ? WHERE digest = ?').run(bytes, digest),
+  ).toThrow(/immutable/);
+  sqliteDatabaseOf(env.store).exec('DROP TRIGGER blobs_no_update');
+  sqliteDatabaseOf(env.store).prepare('UPDATE blobs SET bytes = ?, size = ? WHERE digest = ?').run(bytes, size, digest);
+}
+
 export function manifestBytes(options: ManifestOptions = {}, space?: number): Uint8Array {
   return utf8(JSON.stringify(makeManifest(options), null, space));
 }

@@ -8,6 +8,7 @@ import { runPipeline } from '../../src/pipeline/index.ts';
 import {
   bodyBytes,
   cleanupTempDirs,
+  corruptBlob,
   createTestEnv,
   expectProblem,
   manifestBytes,
@@ -27,15 +28,6 @@ async function publishOne(env: TestEnv): Promise<{ canonical: Buffer; digest: st
   expect((await postManifest(env.app, bytes, env.token)).status).toBe(201);
   const result = runPipeline(bytes);
   return { canonical: Buffer.from(result.canonicalBytes), digest: result.digest };
-}
-
-/** Rewrite a stored blob behind the registry's back (the immutability trigger has to go first). */
-function corruptBlob(env: TestEnv, digest: string, bytes: Buffer, size = bytes.byteLength): void {
-  expect(() =>
-    sqliteDatabaseOf(env.store).prepare('UPDATE blobs SET bytes = ? WHERE digest = ?').run(bytes, digest),
-  ).toThrow(/immutable/);
-  sqliteDatabaseOf(env.store).exec('DROP TRIGGER blobs_no_update');
-  sqliteDatabaseOf(env.store).prepare('UPDATE blobs SET bytes = ?, size = ? WHERE digest = ?').run(bytes, size, digest);
 }
 
 async function expectIntegrityError(response: Response, corrupted: Buffer): Promise<void> {

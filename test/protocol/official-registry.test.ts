@@ -3,9 +3,6 @@
 // the document declares): ServerResponse, ServerList (an empty one too), the 404 bodies.
 
 import { readFileSync } from 'node:fs';
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import formatsPlugin from 'ajv-formats';
-import { load as loadYaml } from 'js-yaml';
 import { describe, expect, it } from 'vitest';
 import { computeToolDigest } from '../../src/dispatch/action-digest.ts';
 import { runPipeline } from '../../src/pipeline/index.ts';
@@ -21,32 +18,17 @@ import {
   type OfficialServerResponse,
   type StoredServerVersion,
 } from '../../src/protocol/official-registry.ts';
+import {
+  expectValid,
+  openapi,
+  notFoundPointers,
+  schemaAt,
+  validateServerList,
+  validateServerResponse,
+} from '../helpers/official-openapi.ts';
 import { encodeJson, repoPath, vectorPath } from '../helpers/pipeline-helpers.ts';
 
 type Json = Record<string, unknown>;
-
-const openapi = loadYaml(readFileSync(vectorPath('mcp-registry', 'openapi.yaml'), 'utf8')) as Json;
-const OPENAPI_ID = openapi['$id'] as string;
-const ajv = new Ajv2020({ strict: false, allErrors: true });
-formatsPlugin.default(ajv);
-ajv.addSchema(openapi as object);
-
-function schemaAt(pointer: string): ValidateFunction {
-  const validate = ajv.getSchema(`${OPENAPI_ID}#${pointer}`);
-  if (validate === undefined) throw new Error(`no schema at ${pointer}`);
-  return validate;
-}
-
-const validateServerResponse = schemaAt('/components/schemas/ServerResponse');
-const validateServerList = schemaAt('/components/schemas/ServerList');
-const notFoundPointers = [
-  '/paths/~1v0.1~1servers~1{serverName}~1versions/get/responses/404/content/application~1json/schema',
-  '/paths/~1v0.1~1servers~1{serverName}~1versions~1{version}/get/responses/404/content/application~1json/schema',
-];
-
-function expectValid(validate: ValidateFunction, value: unknown): void {
-  expect(validate(value), JSON.stringify(validate.errors)).toBe(true);
-}
 
 const fixtures = ['everything-npm.json', 'weather-oci.json', 'analytics-remote.json'];
 

@@ -4,6 +4,7 @@
 
 import type { Sha256Digest } from '../../core/digest.ts';
 import { selectSignedTool } from '../../dispatch/action-digest.ts';
+import { type ManifestServer, parseStrict, SIGNED_MANIFEST_PARSE_LIMITS } from '../../pipeline/index.ts';
 import { type ApprovalsPort, CallGate } from './call-gate.ts';
 import { GuardSession } from './guard-session.ts';
 import { findUnmeasuredMoneyTools, type GuardPolicy } from './policy.ts';
@@ -38,6 +39,8 @@ export interface ComposedGuard {
   readonly strict: boolean;
   /** `name@version`. */
   readonly subject: string;
+  /** The signed `server` member (issue 27), if the manifest has one: what signed-server.ts compares a server with. */
+  readonly server: ManifestServer | undefined;
   readonly toolNames: readonly string[];
   /** A fresh session: its own ToolGuard (what this session's server presented), the shared gate. */
   createSession(): GuardSession;
@@ -99,6 +102,7 @@ export async function composeGuard(
     gate,
     strict,
     subject: first.subject,
+    server: readSignedServer(verified.bytes),
     toolNames: first.toolNames,
     startLines,
     createSession: () => {
@@ -107,4 +111,10 @@ export async function composeGuard(
       return new GuardSession(guard, gate);
     },
   };
+}
+
+/** The manifest's signed `server` member (the bytes are verified and were checked at publish), or undefined. */
+function readSignedServer(bytes: Uint8Array): ManifestServer | undefined {
+  const manifest = parseStrict(bytes, SIGNED_MANIFEST_PARSE_LIMITS).value as { server?: ManifestServer };
+  return manifest.server;
 }

@@ -83,7 +83,7 @@ export function mountManifestRoutes(app: App, registry: Registry, cache: Immutab
 }
 
 /** A page size: decimal digits only (no sign, exponent, radix prefix or spaces), from 1 to 200; 50 when absent. */
-function readLimit(text: string | undefined): number {
+export function readLimit(text: string | undefined): number {
   if (text === undefined) return 50;
   const limit = /^[0-9]{1,16}$/.test(text) ? Number(text) : 0;
   if (limit < 1 || limit > 200) throw new ToolsealError('BAD_REQUEST', 'limit must be an integer from 1 to 200');
