@@ -15,6 +15,7 @@ import * as z from 'zod/v4';
 import { ToolsealError } from '../core/errors.ts';
 import { runPipeline, type PipelineResult } from '../pipeline/index.ts';
 import { carryOverBase, type BaseChanges } from './capture-base.ts';
+import { selectServerEnvironment } from '../guard/stdio/server-environment.ts';
 
 /** Stop paginating after this many pages (a server whose cursors never end). */
 const MAX_PAGES = 1000;
@@ -204,18 +205,11 @@ function createTransport(source: CaptureSource): Transport {
   return new StdioClientTransport({
     command: source.command,
     args: [...(source.args ?? [])],
-    env: serverEnvironment(),
+    // This process's environment minus every variable toolseal reads (TOOLSEAL_* in any case: tokens among them).
+    env: selectServerEnvironment(process.env) as Record<string, string>,
     stderr: 'inherit',
     ...(source.cwd === undefined ? {} : { cwd: source.cwd }),
   });
-}
-
-/** This process's environment minus every variable toolseal reads (TOOLSEAL_*: tokens among them). */
-function serverEnvironment(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env))
-    if (value !== undefined && !key.startsWith('TOOLSEAL_')) env[key] = value;
-  return env;
 }
 
 /** The URL without its user info, query or fragment (which may carry secrets). */
