@@ -169,7 +169,7 @@ async function startToolseal(pipelineWorkers: number): Promise<Toolseal> {
       pipelineWorkers,
       app: { onUnexpectedError: (error) => console.error('bench-http: server error', error) },
     });
-    const { publisher, token } = server.registry.createPublisher(NAMESPACE);
+    const { publisher, token } = await server.registry.createPublisher(NAMESPACE);
     return {
       dir,
       store: server.store,
@@ -335,7 +335,7 @@ function timeCommitFloor(dir: string, seconds: number): number {
     db.exec('CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, b BLOB NOT NULL)');
     const insert = db.prepare('INSERT INTO t (b) VALUES (?)');
     const row = randomBytes(5000);
-    const commit = db.transaction(() => insert.run(row));
+    const commit = db.transaction(async () => insert.run(row));
     const start = performance.now();
     let count = 0;
     while (performance.now() - start < seconds * 1000) {
@@ -592,9 +592,9 @@ async function benchPublish(
   const breakdownPublishes = inProcessVersion - before;
   const totalMicros = (performance.now() - breakdownStart) * 1000;
   const accounted = [...timings].reduce((sum, [label, t]) => sum + (label.includes('/') ? 0 : t.micros), 0);
-  const versionsOfName = toolseal.store.listVersions(`${NAMESPACE}/payments`).length;
-  const logSize = toolseal.store.getLogSize();
-  const checkpoints = toolseal.store.listCheckpoints().length;
+  const versionsOfName = (await toolseal.store.listVersions(`${NAMESPACE}/payments`)).length;
+  const logSize = await toolseal.store.getLogSize();
+  const checkpoints = (await toolseal.store.listCheckpoints()).length;
   return [
     `publish: POST /v1/manifests, ${fmt(upload.byteLength)}-byte upload -> ${fmt(canonicalSize)} canonical bytes, a new version of one manifest each time`,
     `  ${PUBLISH_CONCURRENCY.join(', ')} requests in flight (autocannon connections), WAL + synchronous=FULL on ${tmpdir()}; ${PUBLISH_ROUNDS} rounds x ${PUBLISH_SECONDS} s; medians`,
@@ -657,7 +657,7 @@ function syntheticAttestation(size: number): Buffer {
   return leaf;
 }
 
-function benchLogStorage(): string[] {
+async function benchLogStorage(): Promise<string[]> {
   const dir = mkdtempSync(join(tmpdir(), 'toolseal-bench-log-'));
   const store = openStore({ dataDir: join(dir, 'data') });
   try {
@@ -669,12 +669,12 @@ function benchLogStorage(): string[] {
     const fileBefore = pageBytes();
     const start = performance.now();
     for (let done = 0; done < LOG_ENTRIES; done += LOG_BATCH) {
-      store.transaction(() => {
-        for (let i = 0; i < LOG_BATCH; i++) log.appendLeaf('attestation', syntheticAttestation(LOG_LEAF_BYTES));
+      await store.transaction(async () => {
+        for (let i = 0; i < LOG_BATCH; i++) await log.appendLeaf('attestation', syntheticAttestation(LOG_LEAF_BYTES));
       });
     }
     const appendSeconds = (performance.now() - start) / 1000;
-    log.signLatestCheckpoint();
+    await log.signLatestCheckpoint();
     sqliteDatabaseOf(store).pragma('wal_checkpoint(TRUNCATE)');
     const fileAfter = pageBytes();
     const dbFileBytes = statSync(join(dir, 'data', 'toolseal.db')).size;
@@ -715,7 +715,7 @@ function benchLogStorage(): string[] {
     );
     return lines;
   } finally {
-    store.close();
+    await store.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -748,7 +748,7 @@ export async function benchHttp(): Promise<string[]> {
   } finally {
     load.close();
   }
-  lines.push(...benchLogStorage());
+  lines.push(...(await benchLogStorage()));
   return lines;
 }
 

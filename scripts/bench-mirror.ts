@@ -119,7 +119,7 @@ export async function benchMirror(): Promise<string[]> {
   let nginx: ChildProcess | undefined;
   const load = new LoadClient();
   try {
-    const { publisher } = registry.registry.createPublisher('io.github.bench');
+    const { publisher } = await registry.registry.createPublisher('io.github.bench');
     for (let i = 0; i < MANIFESTS; i++) {
       const manifest = { name: NAME, version: `1.0.${i}`, tools: [{ name: 'run', inputSchema: { type: 'object' } }] };
       await registry.registry.publish(Buffer.from(JSON.stringify(manifest)), publisher);

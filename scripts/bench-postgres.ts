@@ -132,7 +132,7 @@ async function startTarget(label: string, databaseUrl: string | undefined): Prom
       pipelineWorkers: defaultPipelineWorkers(),
       app: { onUnexpectedError: (error) => console.error(`bench-postgres (${label}): server error`, error) },
     });
-    const { token } = server.registry.createPublisher(NAMESPACE);
+    const { token } = await server.registry.createPublisher(NAMESPACE);
     return {
       label,
       server,
@@ -152,7 +152,7 @@ async function startTarget(label: string, databaseUrl: string | undefined): Prom
   }
 }
 
-function describeTarget(target: Target): string[] {
+async function describeTarget(target: Target): Promise<string[]> {
   const lines = [
     `  ${target.label}: pipeline on ${target.server.pipelineWorkers} worker thread(s), commits ${target.server.writerThread ? 'on the writer thread' : 'on the event loop (the writer thread is SQLite-only)'}`,
   ];
@@ -167,8 +167,8 @@ function describeTarget(target: Target): string[] {
     );
     if (rate > best.rate) best = { connections, rate, ratio };
   }
-  const logSize = target.server.store.getLogSize();
-  const checkpoints = target.server.store.listCheckpoints().length;
+  const logSize = await target.server.store.getLogSize();
+  const checkpoints = (await target.server.store.listCheckpoints()).length;
   lines.push(
     `    best ${fmt(best.rate)} req/s at ${best.connections} in flight, ratio ${fmt(best.ratio, 3)};` +
       ` ${fmt(logSize)} log leaves under ${fmt(checkpoints)} signed checkpoints (${fmt(logSize / Math.max(1, checkpoints), 1)} per checkpoint)`,
@@ -466,7 +466,7 @@ export async function benchPostgres(): Promise<string[]> {
       `  pipeline in-process (runPipeline, parse -> digest) ${fmt(pipelineRate)} ops/s = ${fmt(1e6 / pipelineRate)} µs/op` +
         ` (${pipelineRates.length} runs of ${PIPELINE_SECONDS} s: ${fmt(Math.min(...pipelineRates))} to ${fmt(Math.max(...pipelineRates))})`,
     );
-    for (const target of targets) lines.push(...describeTarget(target));
+    for (const target of targets) lines.push(...(await describeTarget(target)));
     const [sqlite, postgres] = targets.map((t) =>
       Math.max(...[...t.runs.values()].map((list) => median(list.map((r) => r.result.okPerSecond)))),
     );

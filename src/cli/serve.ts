@@ -23,7 +23,7 @@ import { describeError } from '../core/errors.ts';
 import { readWitnessPolicyFile } from './verify.ts';
 import type { SequencerEvent } from '../server/index.ts';
 
-export const serveUsage = `toolseal serve [--port P] [--data DIR] [--keys DIR] [--origin URL] [--max-body-bytes N] [--pipeline-workers N] [--approval-ttl SECONDS] [--database URL] [--sequencer-lease MS] [--witness-policy FILE] [--dev]
+export const serveUsage = `toolseal serve [--port P] [--data DIR] [--keys DIR] [--origin URL] [--max-body-bytes N] [--pipeline-workers N] [--approval-ttl SECONDS] [--database URL] [--sequencer-lease MS] [--witness-policy FILE] [--max-pending-writes N] [--dev]
   Serves the registry on 127.0.0.1 (defaults: port 8787, data/, keys/; or TOOLSEAL_PORT, TOOLSEAL_DATA,
   TOOLSEAL_KEYS). A signing key is generated on first start. --pipeline-workers: threads that run the
   publish pipeline (default: one per core beyond the first, at most 4; or TOOLSEAL_PIPELINE_WORKERS); with
@@ -42,6 +42,8 @@ export const serveUsage = `toolseal serve [--port P] [--data DIR] [--keys DIR] [
   each witness (never holding up a publish), the cosignatures are merged into /v1/log/checkpoint and
   /v1/attestations/…, each witness's last cosigned size is kept in DATA/witness-sizes.json, and /healthz shows
   which witnesses are behind (docs/transparency-log.md).
+  --max-pending-writes N: writes (publishes, yanks, approvals) this process keeps in flight at most (default 1024;
+  or TOOLSEAL_MAX_PENDING_WRITES); one more is answered 503 SERVER_BUSY with Retry-After, having written nothing.
   Stops gracefully on SIGTERM/SIGINT.`;
 
 export async function runServeCommand(args: string[]): Promise<ExitCode> {
@@ -59,6 +61,7 @@ export async function runServeCommand(args: string[]): Promise<ExitCode> {
       'sequencer-lease': { type: 'string' },
       dev: { type: 'boolean' },
       'witness-policy': { type: 'string' },
+      'max-pending-writes': { type: 'string' },
       examples: { type: 'string' },
     },
   });
@@ -74,6 +77,10 @@ export async function runServeCommand(args: string[]): Promise<ExitCode> {
     values['sequencer-lease'] ?? process.env['TOOLSEAL_SEQUENCER_LEASE_MS'],
     '--sequencer-lease',
   );
+  const maxPendingWrites = parsePositiveInteger(
+    values['max-pending-writes'] ?? process.env['TOOLSEAL_MAX_PENDING_WRITES'],
+    '--max-pending-writes',
+  );
   const witnessPolicy =
     values['witness-policy'] === undefined ? undefined : await readWitnessPolicyFile(values['witness-policy']);
   const server = await startRegistryServer({
@@ -86,6 +93,7 @@ export async function runServeCommand(args: string[]): Promise<ExitCode> {
     limits: { maxBytes: maxBodyBytes },
     app: { maxBodyBytes },
     ...(approvalTtlSeconds === undefined ? {} : { approvalTtlSeconds }),
+    ...(maxPendingWrites === undefined ? {} : { maxPendingWrites }),
     sequencing: { ...(leaseMs === undefined ? {} : { leaseMs }), onEvent: printSequencerEvent },
     ...(witnessPolicy === undefined ? {} : { witnessing: { policy: witnessPolicy, onError: printWitnessError } }),
   });
@@ -93,7 +101,7 @@ export async function runServeCommand(args: string[]): Promise<ExitCode> {
     const lines = [
       `toolseal registry listening on ${server.url}`,
       `  web pages: ${server.url}/  (transparency log ${server.url}/ui/log, approvals ${server.url}/ui/approvals)`,
-      `  data: ${databaseUrl === undefined ? dataDir : redactDatabaseUrl(databaseUrl)}  keys: ${keysDir}  signing key: ${server.registry.activeKid}  pipeline workers: ${server.pipelineWorkers}  writer thread: ${server.writerThread ? 'yes' : 'no'}`,
+      `  data: ${databaseUrl === undefined ? dataDir : redactDatabaseUrl(databaseUrl)}  keys: ${keysDir}  signing key: ${await server.registry.activeKid()}  pipeline workers: ${server.pipelineWorkers}  writer thread: ${server.writerThread ? 'yes' : 'no'}`,
     ];
     const role = server.registry.sequencingRole;
     if (role !== undefined)
@@ -134,7 +142,7 @@ async function describeDevRegistry(
   const { token, tokenFile, published } = await seedDevRegistry(server.registry, dataDir, examplesDir);
   const url = server.url;
   const lines = published.map((line) => `  ${line}`);
-  const first = server.registry.listManifests(undefined, undefined, 1).items[0];
+  const first = (await server.registry.listManifests(undefined, undefined, 1)).items[0];
   lines.push('', 'Try:', `  curl ${url}/v1/manifests`);
   if (first) {
     const base = `${url}/v1/manifests/${first.name}`;

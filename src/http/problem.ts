@@ -76,7 +76,10 @@ export const httpStatusByCode = {
 /** The problem response for `code` (RFC 9457 §3: type, title, status, detail; plus code and pointer). */
 export function respondWithProblem(c: Context, code: ErrorCode, detail: string, pointer?: string): Response {
   const { status, text } = formatProblem(code, detail, pointer);
-  return c.body(text, status, { 'Content-Type': PROBLEM_CONTENT_TYPE });
+  // A busy registry says when to ask again (RFC 9110 §10.2.3): it wrote nothing, so the same request is safe to repeat.
+  const headers: Record<string, string> = { 'Content-Type': PROBLEM_CONTENT_TYPE };
+  if (code === 'SERVER_BUSY') headers['Retry-After'] = '1';
+  return c.body(text, status, headers);
 }
 
 /** The problem document for `code` as JSON text, with its HTTP status (for answers written without a Context). */

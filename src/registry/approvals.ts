@@ -44,25 +44,25 @@ export interface ApprovalDeps {
   origin: string;
   ttlSeconds: number;
   /** The verified bytes of a stored name@version (NOT_FOUND, INTEGRITY_ERROR). */
-  readManifest: (name: string, version: string) => { bytes: Uint8Array };
+  readManifest: (name: string, version: string) => Promise<{ bytes: Uint8Array }>;
 }
 
 /** POST /v1/approvals: the request, and whether it is new (201) or an identical open one (200). */
 export type ApprovalRequestOutcome = Omit<ApprovalCreatedResponse, 'url'> & { created: boolean };
 
 /** Ask for an approval of the action in `envelopeBytes`, for `host`. */
-export function requestApproval(
+export async function requestApproval(
   deps: ApprovalDeps,
   host: PrincipalRecord,
   envelopeBytes: Uint8Array,
-): ApprovalRequestOutcome {
+): Promise<ApprovalRequestOutcome> {
   const { store } = deps;
-  const { request, signed, action } = recomputeAction(deps, host, envelopeBytes);
-  return store.transaction(() => {
-    assertPrincipalCurrent(store, host);
+  const { request, signed, action } = await recomputeAction(deps, host, envelopeBytes);
+  return await store.transaction(async () => {
+    await assertPrincipalCurrent(store, host);
     const now = deps.clock();
     // An identical request gets the standing one back: pending, approved, or denied (a denial is sticky until it expires).
-    const standing = store.findStandingApproval(host.id, action.digest, now.toISOString());
+    const standing = await store.findStandingApproval(host.id, action.digest, now.toISOString());
     if (standing) return { ...describeCreated(standing, now), created: false };
     const { name, version } = splitManifest(request.manifest);
     const row = {
@@ -78,18 +78,22 @@ export function requestApproval(
       createdAt: now.toISOString(),
       expiresAt: new Date(now.getTime() + deps.ttlSeconds * 1000).toISOString(),
     };
-    store.insertApproval(row);
+    await store.insertApproval(row);
     return { id: row.id, digest: action.digest, status: 'pending', expiresAt: row.expiresAt, created: true };
   });
 }
 
 /** One request as its host (only its own: another host's is NOT_FOUND) or any operator sees it. */
-export function readApproval(deps: ApprovalDeps, principal: PrincipalRecord, id: string): ApprovalResponse {
-  const record = findVisible(deps.store, principal, id);
+export async function readApproval(
+  deps: ApprovalDeps,
+  principal: PrincipalRecord,
+  id: string,
+): Promise<ApprovalResponse> {
+  const record = await findVisible(deps.store, principal, id);
   const envelope = parseStrict(record.envelope).value as JsonObject;
   const request = readActionRequest(record.envelope);
   // The stored envelope's own registry: the digest was bound to it, whatever origin this server has now.
-  const signed = selectStoredTool(deps, record, request.registry);
+  const signed = await selectStoredTool(deps, record, request.registry);
   const action = computeActionFromRequest(signed, request);
   if (action.digest !== record.digest) {
     throw new ToolsealError('INTEGRITY_ERROR', `approval ${id} no longer recomputes to its digest`);
@@ -104,13 +108,13 @@ export function readApproval(deps: ApprovalDeps, principal: PrincipalRecord, id:
 }
 
 /** The operators' listing, newest first, at most `limit` (1..500). */
-export function listApprovals(
+export async function listApprovals(
   deps: ApprovalDeps,
   status: ApprovalStatus | undefined,
   limit: number,
-): ApprovalListResponse {
+): Promise<ApprovalListResponse> {
   const now = deps.clock();
-  const rows = deps.store.listApprovals({
+  const rows = await deps.store.listApprovals({
     ...(status === undefined ? {} : { status }),
     now: now.toISOString(),
     limit: Math.min(Math.max(limit, 1), MAX_APPROVAL_LIST_LIMIT),
@@ -122,17 +126,17 @@ export function listApprovals(
  * An operator's decision on request `id`, from the exact body bytes: NOT_FOUND, APPROVAL_DIGEST_MISMATCH (the operator
  * was shown another digest), APPROVAL_EXPIRED, APPROVAL_DECIDED; else the state, its leaf and a checkpoint at once.
  */
-export function decideApproval(
+export async function decideApproval(
   deps: ApprovalDeps,
   operator: PrincipalRecord,
   id: string,
   bodyBytes: Uint8Array,
-): ApprovalTransitionResponse {
+): Promise<ApprovalTransitionResponse> {
   const body = readDecisionRequest(bodyBytes);
   const { store, log } = deps;
-  return store.transaction(() => {
-    assertPrincipalCurrent(store, operator);
-    const record = findVisible(store, operator, id);
+  return await store.transaction(async () => {
+    await assertPrincipalCurrent(store, operator);
+    const record = await findVisible(store, operator, id);
     if (body.digest !== record.digest) {
       throw new ToolsealError(
         'APPROVAL_DIGEST_MISMATCH',
@@ -153,13 +157,13 @@ export function decideApproval(
       tool: record.tool,
       decidedAt,
     });
-    const logIndex = log.appendLeaf('approval-decision', leaf);
+    const logIndex = await log.appendLeaf('approval-decision', leaf);
     const status = body.decision === 'approve' ? 'approved' : 'denied';
     const decision = { status, decidedById: operator.id, decidedAt, reason: body.reason ?? null, logIndex } as const;
-    if (!store.decideApproval(record.id, decision)) {
+    if (!(await store.decideApproval(record.id, decision))) {
       throw new ToolsealError('APPROVAL_DECIDED', `approval ${id} has already been decided`);
     }
-    log.signLatestCheckpoint();
+    await log.signLatestCheckpoint();
     return { id: record.id, digest: record.digest as Sha256Digest, status, logIndex };
   });
 }
@@ -169,18 +173,18 @@ export function decideApproval(
  * as for a request; NOT_FOUND, APPROVAL_DIGEST_MISMATCH, then APPROVAL_CONSUMED, APPROVAL_DENIED, APPROVAL_EXPIRED,
  * APPROVAL_PENDING; else consumed, with its leaf and a checkpoint, in one transaction (of concurrent consumes one wins).
  */
-export function consumeApproval(
+export async function consumeApproval(
   deps: ApprovalDeps,
   host: PrincipalRecord,
   id: string,
   envelopeBytes: Uint8Array,
-): ApprovalTransitionResponse {
+): Promise<ApprovalTransitionResponse> {
   const { store, log } = deps;
-  findVisible(store, host, id);
-  const { action } = recomputeAction(deps, host, envelopeBytes);
-  return store.transaction(() => {
-    assertPrincipalCurrent(store, host);
-    const record = findVisible(store, host, id);
+  await findVisible(store, host, id);
+  const { action } = await recomputeAction(deps, host, envelopeBytes);
+  return await store.transaction(async () => {
+    await assertPrincipalCurrent(store, host);
+    const record = await findVisible(store, host, id);
     if (action.digest !== record.digest) {
       throw new ToolsealError(
         'APPROVAL_DIGEST_MISMATCH',
@@ -191,14 +195,14 @@ export function consumeApproval(
     refuseUnlessState(record, now, 'approved', 'consume');
     const consumedAt = now.toISOString();
     const commitment = computeApprovalCommitment(record.salt, record.digest);
-    const logIndex = log.appendLeaf(
+    const logIndex = await log.appendLeaf(
       'approval-consumption',
       formatApprovalConsumptionEntry({ approval: record.id, commitment, consumedAt }),
     );
-    if (!store.consumeApproval(record.id, consumedAt, logIndex)) {
+    if (!(await store.consumeApproval(record.id, consumedAt, logIndex))) {
       throw new ToolsealError('APPROVAL_CONSUMED', `approval ${id} has already been used`);
     }
-    log.signLatestCheckpoint();
+    await log.signLatestCheckpoint();
     return { id: record.id, digest: record.digest as Sha256Digest, status: 'consumed', logIndex };
   });
 }
@@ -213,11 +217,11 @@ export function computeApprovalStatus(record: ApprovalRecord, now: Date): Approv
  * The envelope read strictly, its manifest looked up here (NOT_FOUND, VERSION_YANKED) and its action recomputed against
  * the signed tool (the codes of computeActionFromRequest); the audience must be the caller (FORBIDDEN).
  */
-function recomputeAction(
+async function recomputeAction(
   deps: ApprovalDeps,
   host: PrincipalRecord,
   envelopeBytes: Uint8Array,
-): { request: ActionRequest; signed: SignedTool; action: Action } {
+): Promise<{ request: ActionRequest; signed: SignedTool; action: Action }> {
   const request = readActionRequest(envelopeBytes);
   if (request.audience !== host.name) {
     throw new ToolsealError('FORBIDDEN', `this host is ${host.name}; it cannot ask on behalf of another audience`, {
@@ -225,7 +229,7 @@ function recomputeAction(
     });
   }
   const { name, version } = splitManifest(request.manifest);
-  const stored = deps.store.getVersion(name, version);
+  const stored = await deps.store.getVersion(name, version);
   if (!stored)
     throw new ToolsealError('NOT_FOUND', `${name}@${version} is not in this registry`, { pointer: '/manifest' });
   if (stored.status === 'yanked') {
@@ -233,12 +237,12 @@ function recomputeAction(
       pointer: '/manifest',
     });
   }
-  const signed = selectSignedTool(deps.readManifest(name, version).bytes, request.tool, deps.origin);
+  const signed = selectSignedTool((await deps.readManifest(name, version)).bytes, request.tool, deps.origin);
   return { request, signed, action: computeActionFromRequest(signed, request) };
 }
 
-function selectStoredTool(deps: ApprovalDeps, record: ApprovalRecord, registry: string): SignedTool {
-  const { bytes } = deps.readManifest(record.manifestName, record.manifestVersion);
+async function selectStoredTool(deps: ApprovalDeps, record: ApprovalRecord, registry: string): Promise<SignedTool> {
+  const { bytes } = await deps.readManifest(record.manifestName, record.manifestVersion);
   return selectSignedTool(bytes, record.tool, registry);
 }
 
@@ -257,8 +261,8 @@ function splitManifest(manifest: string): { name: string; version: string } {
 }
 
 /** The request, if `principal` may see it: a host only its own (another host's is NOT_FOUND, revealing nothing). */
-function findVisible(store: Store, principal: PrincipalRecord, id: string): ApprovalRecord {
-  const record = store.getApproval(id);
+async function findVisible(store: Store, principal: PrincipalRecord, id: string): Promise<ApprovalRecord> {
+  const record = await store.getApproval(id);
   if (!record || (principal.kind === 'host' && record.hostId !== principal.id)) {
     throw new ToolsealError('NOT_FOUND', `no approval ${truncateText(id, 40)}`);
   }

@@ -65,7 +65,7 @@ export async function runFsck(store: Store, logVerifier?: string): Promise<FsckR
   const report: Report = (code, where, message) => {
     problems.push({ code, where, message });
   };
-  const rows = readCheckedRows(store, report);
+  const rows = await readCheckedRows(store, report);
   const blobs = checkBlobs(rows.blobs, report);
   const versions = await checkVersions(rows, blobs.digests, report);
   const tree = checkTree(rows, report);
@@ -89,7 +89,7 @@ export async function runFsck(store: Store, logVerifier?: string): Promise<FsckR
 type Report = (code: FsckProblem['code'], where: string, message: string) => void;
 
 /** The storage's own check, then every row in one snapshot; a damaged database is reported, with no rows. */
-function readCheckedRows(store: Store, report: Report): StoredRows {
+async function readCheckedRows(store: Store, report: Report): Promise<StoredRows> {
   const empty: StoredRows = {
     blobs: [],
     entries: [],
@@ -99,17 +99,17 @@ function readCheckedRows(store: Store, report: Report): StoredRows {
     checkpoints: [],
     approvals: [],
   };
-  const damage = store.checkStructure().map((line) => `the database is corrupt: ${line}`);
+  const damage = (await store.checkStructure()).map((line) => `the database is corrupt: ${line}`);
   for (const message of damage) report('INTEGRITY_ERROR', 'database', message);
   try {
-    return store.read(() => ({
-      blobs: store.listAllBlobs(),
-      entries: store.readLogEntries(0, store.getLogSize()),
-      keys: store.listSigningKeys(),
-      versions: store.listAllVersions(),
-      nodes: store.listAllLogNodes(),
-      checkpoints: store.listCheckpoints(),
-      approvals: store.listAllApprovals(),
+    return store.read(async () => ({
+      blobs: await store.listAllBlobs(),
+      entries: await store.readLogEntries(0, await store.getLogSize()),
+      keys: await store.listSigningKeys(),
+      versions: await store.listAllVersions(),
+      nodes: await store.listAllLogNodes(),
+      checkpoints: await store.listCheckpoints(),
+      approvals: await store.listAllApprovals(),
     }));
   } catch (error) {
     if (!isToolsealError(error) || error.code !== 'INTEGRITY_ERROR') throw error;

@@ -1,5 +1,6 @@
-// Group commit of publishes: sign each attestation, store bytes, version and log leaf, and sign the batch's
-// checkpoint, for every publish queued in one turn of the event loop, in one SQLite transaction.
+// Group commit of publishes (issue 24 §2): sign each attestation, store bytes, version and log leaf, and sign the
+// batch's checkpoint, for every publish queued while the previous batch committed (at most MAX_BATCH), in one
+// transaction of the store (SQLite or PostgreSQL).
 
 import { ToolsealError } from '../core/errors.ts';
 import { PIPELINE_POLICY_VERSION, type Sha256Digest } from '../pipeline/index.ts';
@@ -51,9 +52,9 @@ export interface QueuedPublish {
 }
 
 /**
- * Publishes queued in the same turn of the event loop share one SQLite transaction (one fsync under
- * synchronous=FULL), and the batch's checkpoint is signed in it, with each publish's inclusion proof in it;
- * callers are settled after the commit.
+ * Publishes queued while the previous batch committed (or in one turn of the event loop when none did) share one
+ * transaction (one fsync under SQLite's synchronous=FULL or PostgreSQL's synchronous_commit), and the batch's
+ * checkpoint is signed in it, with each publish's inclusion proof in it; callers are settled after the commit.
  *
  * A publish is refused (VERSION_EXISTS, or UNAUTHENTICATED when its publisher was revoked or its token rotated out
  * since it was authenticated) or found stored (idempotent) by reads alone, before it writes anything,
@@ -61,8 +62,14 @@ export interface QueuedPublish {
  * back; each of its publishes is then committed alone, so only the one that fails fails. (No SAVEPOINT per
  * publish: SQLite journals every page a savepoint touches, which costs more than the rare retry.)
  */
+/** The most publishes one transaction commits (the rest wait for the next one). */
+export const MAX_BATCH = 256;
+
 export class GroupCommitter implements PublishCommitter {
   private queued: QueuedPublish[] = [];
+  /** True while a batch commits: what arrives meanwhile forms the next batch. */
+  private committing = false;
+  private scheduled = false;
   private signingKey: SigningKey | undefined;
 
   /** The log's own recorder (on the registry's thread), or one of its own (on the writer thread). */
@@ -75,7 +82,7 @@ export class GroupCommitter implements PublishCommitter {
   commit(result: PipelineOutput, publisher: PublisherRecord): Promise<CommitOutcome> {
     return new Promise((resolve, reject) => {
       this.queued.push({ result, publisher, resolve, reject });
-      if (this.queued.length === 1) setImmediate(() => this.commitQueued());
+      this.scheduleBatch();
     });
   }
 
@@ -91,48 +98,62 @@ export class GroupCommitter implements PublishCommitter {
    * Commit `batch` now, on this thread, settling every publish in it before returning: in the caller's transaction when
    * there is one (the sequencer's, which also records each outcome: sequencer.ts), else in one of its own.
    */
-  commitNow(batch: QueuedPublish[]): void {
-    if (this.tryCommit(batch)) return;
-    for (const item of batch) this.tryCommit([item]);
+  async commitNow(batch: QueuedPublish[]): Promise<void> {
+    if (await this.tryCommit(batch)) return;
+    for (const item of batch) await this.tryCommit([item]);
   }
 
-  private commitQueued(): void {
-    const batch = this.queued;
-    this.queued = [];
-    this.commitNow(batch);
+  /** Commit what is queued at the next turn of the event loop, unless a batch is committing (it takes them after). */
+  private scheduleBatch(): void {
+    if (this.committing || this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.commitQueued();
+    });
+  }
+
+  private async commitQueued(): Promise<void> {
+    if (this.committing) return;
+    this.committing = true;
+    try {
+      while (this.queued.length > 0) await this.commitNow(this.queued.splice(0, MAX_BATCH));
+    } finally {
+      this.committing = false;
+    }
   }
 
   /**
    * Commit `batch` in one transaction and settle every publish in it; false (nothing settled, nothing stored)
    * when a publish failed after it started writing and the batch has more than one publish.
    */
-  private tryCommit(batch: QueuedPublish[]): boolean {
+  private async tryCommit(batch: QueuedPublish[]): Promise<boolean> {
     const { store, log } = this.options;
     let settlements: (() => void)[];
     try {
-      settlements = store.transaction(() => {
-        const key = this.currentSigningKey();
+      settlements = await store.transaction(async () => {
+        const key = await this.currentSigningKey();
         const settled: (() => void)[] = [];
         const committed: { item: QueuedPublish; stored: Omit<CommitOutcome, 'inclusion'> }[] = [];
         for (const item of batch) {
           let found: Omit<CommitOutcome, 'inclusion'> | undefined;
           try {
             // Authenticated before it was queued (maybe on another thread): refused if revoked or rotated since.
-            assertPublisherCurrent(store, item.publisher);
-            found = this.findStored(item.result);
+            await assertPublisherCurrent(store, item.publisher);
+            found = await this.findStored(item.result);
           } catch (refusal) {
             settled.push(() => item.reject(refusal));
             continue;
           }
-          committed.push({ item, stored: found ?? this.storePublish(item.result, item.publisher, key) });
+          committed.push({ item, stored: found ?? (await this.storePublish(item.result, item.publisher, key)) });
         }
         if (committed.length === 0) return settled;
         // Signed before the commit: an acknowledged publish is in a signed checkpoint, never only in the tree.
         // (Also when only an idempotent publish's leaf is beyond the latest checkpoint, which a crash can leave.)
-        const latest = store.latestCheckpoint();
+        const latest = await store.latestCheckpoint();
         const uncovered = committed.some(({ stored }) => stored.record.logIndex >= (latest?.size ?? 0));
-        const checkpoint = uncovered ? log.signLatestCheckpoint() : latest!;
-        const proofs = log.proveInclusions(
+        const checkpoint = uncovered ? await log.signLatestCheckpoint() : latest!;
+        const proofs = await log.proveInclusions(
           committed.map(({ stored }) => stored.record.logIndex),
           checkpoint,
         );
@@ -148,7 +169,7 @@ export class GroupCommitter implements PublishCommitter {
     }
     try {
       // Durably outside the database before any publish of the batch is answered (rollback-guard.ts).
-      const latest = log.latestCheckpoint();
+      const latest = await log.latestCheckpoint();
       if (latest) this.recorder.record(latest);
     } catch (error) {
       for (const item of batch) item.reject(error);
@@ -159,8 +180,8 @@ export class GroupCommitter implements PublishCommitter {
   }
 
   /** Reads only: the stored record when name@version has this digest (idempotent), VERSION_EXISTS when it has another. */
-  private findStored(result: PipelineOutput): Omit<CommitOutcome, 'inclusion'> | undefined {
-    const existing = this.options.store.getVersion(result.name, result.version);
+  private async findStored(result: PipelineOutput): Promise<Omit<CommitOutcome, 'inclusion'> | undefined> {
+    const existing = await this.options.store.getVersion(result.name, result.version);
     if (!existing) return undefined;
     if (existing.digest === result.digest) return { created: false, record: existing };
     throw new ToolsealError(
@@ -173,13 +194,13 @@ export class GroupCommitter implements PublishCommitter {
   }
 
   /** A new version, inside the batch transaction: sign its attestation, store bytes, leaf and version. */
-  private storePublish(
+  private async storePublish(
     result: PipelineOutput,
     publisher: PublisherRecord,
     key: SigningKey,
-  ): Omit<CommitOutcome, 'inclusion'> {
+  ): Promise<Omit<CommitOutcome, 'inclusion'>> {
     const { store, log } = this.options;
-    const previousDigest = store.getLatestStoredDigest(result.name);
+    const previousDigest = await store.getLatestStoredDigest(result.name);
     const storedAt = this.options.clock().toISOString();
     const statement = buildPublishStatement({
       name: result.name,
@@ -195,9 +216,9 @@ export class GroupCommitter implements PublishCommitter {
       },
     });
     const attestation = signStatement(statement, key);
-    store.insertBlobIfAbsent(result.digest, result.canonicalBytes);
-    const logIndex = log.appendLeaf('attestation', attestation);
-    const record = store.insertVersion({
+    await store.insertBlobIfAbsent(result.digest, result.canonicalBytes);
+    const logIndex = await log.appendLeaf('attestation', attestation);
+    const record = await store.insertVersion({
       name: result.name,
       version: result.version,
       digest: result.digest,
@@ -211,8 +232,8 @@ export class GroupCommitter implements PublishCommitter {
   }
 
   /** The active key, reloaded when another process or thread (e.g. `toolseal keys rotate`) rotated it. */
-  private currentSigningKey(): SigningKey {
-    const activeKid = this.options.store.activeSigningKid();
+  private async currentSigningKey(): Promise<SigningKey> {
+    const activeKid = await this.options.store.activeSigningKid();
     if (activeKid === undefined) throw new ToolsealError('INTERNAL', 'the registry has no active signing key');
     if (activeKid !== this.signingKey?.kid) this.signingKey = loadSigningKey(this.options.keysDir, activeKid);
     return this.signingKey;

@@ -38,21 +38,21 @@ export interface ServerPageQuery {
 export interface ServerReader {
   store: Store;
   /** The stored bytes, re-hashed against their digest (INTEGRITY_ERROR otherwise). */
-  getManifest(name: string, version: string): { bytes: Uint8Array };
+  getManifest(name: string, version: string): Promise<{ bytes: Uint8Array }>;
 }
 
 const NAME_BATCH = 100;
 
 /** One page of server versions; `next` is the cursor of the following page, absent on the last. */
-export function listServerVersionPage(
+export async function listServerVersionPage(
   reader: ServerReader,
   query: ServerPageQuery,
-): { entries: ServerVersionEntry[]; next?: ServerCursor } {
+): Promise<{ entries: ServerVersionEntry[]; next?: ServerCursor }> {
   const entries: ServerVersionEntry[] = [];
   const needle = query.search?.toLowerCase();
-  for (const name of walkNames(reader.store, query.search, query.after?.name)) {
+  for await (const name of walkNames(reader.store, query.search, query.after?.name)) {
     if (needle !== undefined && needle !== '' && !name.toLowerCase().includes(needle)) continue;
-    for (const entry of readServerEntries(reader, name, query)) {
+    for (const entry of await readServerEntries(reader, name, query)) {
       entries.push(entry);
       if (entries.length > query.limit) {
         const page = entries.slice(0, query.limit);
@@ -65,8 +65,8 @@ export function listServerVersionPage(
 }
 
 /** Every version of `name` with a signed server, newest publication first; NOT_FOUND when there is none. */
-export function listServerVersionsOf(reader: ServerReader, name: string): ServerVersionEntry[] {
-  const entries = readServerEntries(reader, name, {});
+export async function listServerVersionsOf(reader: ServerReader, name: string): Promise<ServerVersionEntry[]> {
+  const entries = await readServerEntries(reader, name, {});
   if (entries.length === 0) throw new ToolsealError('NOT_FOUND', `${name} is not a server in this registry`);
   return entries.sort((a, b) => b.record.id - a.record.id); // ids grow with each publication
 }
@@ -75,23 +75,27 @@ export function listServerVersionsOf(reader: ServerReader, name: string): Server
  * One version (or `latest`) of `name` with a signed server. NOT_FOUND with `server` when no version of `name` has a
  * server, with `version` when that version does not exist or has none.
  */
-export function readServerVersion(
+export async function readServerVersion(
   reader: ServerReader,
   name: string,
   version: string,
-): { found: ServerVersionEntry } | { missing: 'server' | 'version' } {
-  const entries = readServerEntries(reader, name, {});
+): Promise<{ found: ServerVersionEntry } | { missing: 'server' | 'version' }> {
+  const entries = await readServerEntries(reader, name, {});
   if (entries.length === 0) return { missing: 'server' };
   const found = entries.find((entry) => (version === 'latest' ? entry.isLatest : entry.record.version === version));
   return found ? { found } : { missing: 'version' };
 }
 
 /** Names in order: the cursor's own name first (its later versions), then the names after it. */
-function* walkNames(store: Store, search: string | undefined, afterName: string | undefined): Generator<string> {
+async function* walkNames(
+  store: Store,
+  search: string | undefined,
+  afterName: string | undefined,
+): AsyncGenerator<string> {
   if (afterName !== undefined) yield afterName;
   let last = afterName;
   for (;;) {
-    const names = store.listManifestNames(search || undefined, last, NAME_BATCH);
+    const names = await store.listManifestNames(search || undefined, last, NAME_BATCH);
     yield* names;
     if (names.length < NAME_BATCH) return;
     last = names[names.length - 1];
@@ -99,12 +103,12 @@ function* walkNames(store: Store, search: string | undefined, afterName: string 
 }
 
 /** The versions of `name` (semver order) that pass the query's filters and whose manifest has a server member. */
-function readServerEntries(
+async function readServerEntries(
   reader: ServerReader,
   name: string,
   query: Omit<ServerPageQuery, 'limit' | 'search'>,
-): ServerVersionEntry[] {
-  const versions = reader.store.listVersions(name).sort((a, b) => compareVersions(a.version, b.version));
+): Promise<ServerVersionEntry[]> {
+  const versions = (await reader.store.listVersions(name)).sort((a, b) => compareVersions(a.version, b.version));
   const latest = pickLatestVersion(versions.filter((v) => v.status === 'active').map((v) => v.version));
   const entries: ServerVersionEntry[] = [];
   for (const record of versions) {
@@ -116,7 +120,7 @@ function readServerEntries(
     }
     const updatedAt = record.yankedAt ?? record.storedAt;
     if (query.updatedSinceMs !== undefined && Date.parse(updatedAt) < query.updatedSinceMs) continue;
-    const manifest = readVerifiedManifest(reader, name, record.version);
+    const manifest = await readVerifiedManifest(reader, name, record.version);
     if (manifest.server === undefined) continue;
     entries.push({ record, manifest, isLatest, updatedAt });
   }
@@ -124,7 +128,7 @@ function readServerEntries(
 }
 
 /** The manifest from bytes that matched their digest (INTEGRITY_ERROR otherwise), parsed with the strict parser. */
-function readVerifiedManifest(reader: ServerReader, name: string, version: string): Manifest {
-  const { bytes } = reader.getManifest(name, version);
+async function readVerifiedManifest(reader: ServerReader, name: string, version: string): Promise<Manifest> {
+  const { bytes } = await reader.getManifest(name, version);
   return parseStrict(bytes, SIGNED_MANIFEST_PARSE_LIMITS).value as unknown as Manifest;
 }

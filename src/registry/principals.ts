@@ -16,12 +16,12 @@ export const PRINCIPAL_NAME_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 const TOKEN_PREFIXES: Record<PrincipalKind, string> = { operator: 'tso_', host: 'tsh_' };
 
 /** Create an operator or a host called `name`. The token is returned once; only its hash is stored. */
-export function createPrincipal(
+export async function createPrincipal(
   store: Store,
   kind: PrincipalKind,
   name: string,
   clock: () => Date = () => new Date(),
-): { principal: PrincipalRecord; token: string } {
+): Promise<{ principal: PrincipalRecord; token: string }> {
   if (!PRINCIPAL_NAME_PATTERN.test(name)) {
     throw new ToolsealError(
       'BAD_REQUEST',
@@ -29,7 +29,7 @@ export function createPrincipal(
     );
   }
   const token = TOKEN_PREFIXES[kind] + randomBytes(32).toString('base64url');
-  const principal = store.insertPrincipal(kind, name, hashToken(token), clock().toISOString());
+  const principal = await store.insertPrincipal(kind, name, hashToken(token), clock().toISOString());
   return { principal, token };
 }
 
@@ -37,16 +37,20 @@ export function createPrincipal(
  * The principal of kind `kind` a bearer token belongs to: none or an unknown token is UNAUTHENTICATED, a valid token
  * of another kind (or a publisher's) FORBIDDEN, a revoked principal UNAUTHENTICATED.
  */
-export function authenticatePrincipal(store: Store, token: string | undefined, kind: PrincipalKind): PrincipalRecord {
+export async function authenticatePrincipal(
+  store: Store,
+  token: string | undefined,
+  kind: PrincipalKind,
+): Promise<PrincipalRecord> {
   if (token === undefined || token === '') {
     throw new ToolsealError(
       'UNAUTHENTICATED',
       `${describeKind(kind)} token is required: Authorization: Bearer <token>`,
     );
   }
-  const principal = findByToken(store, token);
+  const principal = await findByToken(store, token);
   if (principal === undefined) {
-    if (isPublisherToken(store, token)) throw wrongKind(kind);
+    if (await isPublisherToken(store, token)) throw wrongKind(kind);
     throw new ToolsealError('UNAUTHENTICATED', 'the token is not valid');
   }
   if (principal.revokedAt !== null) throw revokedError(principal.kind);
@@ -55,13 +59,13 @@ export function authenticatePrincipal(store: Store, token: string | undefined, k
 }
 
 /** Either kind: for routes both an operator and a host may read. */
-export function authenticateAnyPrincipal(store: Store, token: string | undefined): PrincipalRecord {
+export async function authenticateAnyPrincipal(store: Store, token: string | undefined): Promise<PrincipalRecord> {
   if (token === undefined || token === '') {
     throw new ToolsealError('UNAUTHENTICATED', 'an operator or host token is required: Authorization: Bearer <token>');
   }
-  const principal = findByToken(store, token);
+  const principal = await findByToken(store, token);
   if (principal === undefined) {
-    if (isPublisherToken(store, token))
+    if (await isPublisherToken(store, token))
       throw new ToolsealError('FORBIDDEN', 'this route needs an operator or host token');
     throw new ToolsealError('UNAUTHENTICATED', 'the token is not valid');
   }
@@ -70,23 +74,23 @@ export function authenticateAnyPrincipal(store: Store, token: string | undefined
 }
 
 /** Who a token of any kind (publisher, operator, host) belongs to; UNAUTHENTICATED for none, unknown or revoked. */
-export function identifyToken(store: Store, token: string | undefined): WhoamiResponse {
+export async function identifyToken(store: Store, token: string | undefined): Promise<WhoamiResponse> {
   if (token !== undefined && token !== '') {
-    const principal = findByToken(store, token);
+    const principal = await findByToken(store, token);
     if (principal !== undefined) {
       if (principal.revokedAt !== null) throw revokedError(principal.kind);
       return { kind: principal.kind, name: principal.name };
     }
   }
-  return { kind: 'publisher', name: authenticatePublisher(store, token).namespace };
+  return { kind: 'publisher', name: (await authenticatePublisher(store, token)).namespace };
 }
 
 /**
  * Refuse a write by `principal` (authenticated earlier in the request) revoked since. Reads only: call it inside the
  * write's transaction.
  */
-export function assertPrincipalCurrent(store: Store, principal: PrincipalRecord): void {
-  const current = store.findPrincipalById(principal.id);
+export async function assertPrincipalCurrent(store: Store, principal: PrincipalRecord): Promise<void> {
+  const current = await store.findPrincipalById(principal.id);
   if (!current || current.tokenHash !== principal.tokenHash || current.kind !== principal.kind) {
     throw new ToolsealError('UNAUTHENTICATED', 'the token is not valid');
   }
@@ -101,8 +105,8 @@ export interface PrincipalSummary {
   revokedAt: string | null;
 }
 
-export function listPrincipals(store: Store, kind: PrincipalKind): PrincipalSummary[] {
-  return store.listPrincipals(kind).map((principal) => ({
+export async function listPrincipals(store: Store, kind: PrincipalKind): Promise<PrincipalSummary[]> {
+  return (await store.listPrincipals(kind)).map((principal) => ({
     name: principal.name,
     createdAt: principal.createdAt,
     revoked: principal.revokedAt !== null,
@@ -111,34 +115,34 @@ export function listPrincipals(store: Store, kind: PrincipalKind): PrincipalSumm
 }
 
 /** Revoke the `kind` called `name`: its token is refused from now on. Again keeps the first time and says so. */
-export function revokePrincipal(
+export async function revokePrincipal(
   store: Store,
   kind: PrincipalKind,
   name: string,
   clock: () => Date = () => new Date(),
-): { kind: PrincipalKind; name: string; revokedAt: string; alreadyRevoked: boolean } {
-  return store.transaction(() => {
-    const principal = store.findPrincipal(kind, name);
+): Promise<{ kind: PrincipalKind; name: string; revokedAt: string; alreadyRevoked: boolean }> {
+  return await store.transaction(async () => {
+    const principal = await store.findPrincipal(kind, name);
     if (!principal) throw new ToolsealError('NOT_FOUND', `no ${kind} called ${JSON.stringify(name)}`);
     if (principal.revokedAt !== null) return { kind, name, revokedAt: principal.revokedAt, alreadyRevoked: true };
     const revokedAt = clock().toISOString();
-    store.revokePrincipal(principal.id, revokedAt);
+    await store.revokePrincipal(principal.id, revokedAt);
     return { kind, name, revokedAt, alreadyRevoked: false };
   });
 }
 
 /** The principal whose stored hash is the token's, compared in constant time. */
-function findByToken(store: Store, token: string): PrincipalRecord | undefined {
+async function findByToken(store: Store, token: string): Promise<PrincipalRecord | undefined> {
   const presented = hashToken(token);
-  const principal = store.findPrincipalByTokenHash(presented);
+  const principal = await store.findPrincipalByTokenHash(presented);
   if (!principal) return undefined;
   return timingSafeEqual(Buffer.from(principal.tokenHash, 'hex'), Buffer.from(presented, 'hex'))
     ? principal
     : undefined;
 }
 
-function isPublisherToken(store: Store, token: string): boolean {
-  return store.findPublisherByTokenHash(hashToken(token)) !== undefined;
+async function isPublisherToken(store: Store, token: string): Promise<boolean> {
+  return (await store.findPublisherByTokenHash(hashToken(token))) !== undefined;
 }
 
 function wrongKind(kind: PrincipalKind): ToolsealError {

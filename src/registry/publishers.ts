@@ -18,16 +18,16 @@ function generateToken(): string {
 }
 
 /** Create a publisher owning `namespace` (unique case-insensitively). The token is returned once; only its hash is stored. */
-export function createPublisher(
+export async function createPublisher(
   store: Store,
   namespace: string,
   clock: () => Date = () => new Date(),
-): { publisher: PublisherRecord; token: string } {
+): Promise<{ publisher: PublisherRecord; token: string }> {
   if (!NAMESPACE_PATTERN.test(namespace)) {
     throw new ToolsealError('BAD_REQUEST', 'namespace must be reverse-DNS in lowercase ASCII, e.g. io.github.acme');
   }
   const token = generateToken();
-  const publisher = store.insertPublisher(namespace, hashToken(token), clock().toISOString());
+  const publisher = await store.insertPublisher(namespace, hashToken(token), clock().toISOString());
   return { publisher, token };
 }
 
@@ -35,12 +35,12 @@ export function createPublisher(
  * The publisher a bearer token belongs to. Only the token's SHA-256 is looked up, the stored hash is compared in
  * constant time, and a revoked publisher is refused.
  */
-export function authenticatePublisher(store: Store, token: string | undefined): PublisherRecord {
+export async function authenticatePublisher(store: Store, token: string | undefined): Promise<PublisherRecord> {
   if (token === undefined || token === '') {
     throw new ToolsealError('UNAUTHENTICATED', 'a publisher token is required: Authorization: Bearer <token>');
   }
   const presented = hashToken(token);
-  const publisher = store.findPublisherByTokenHash(presented);
+  const publisher = await store.findPublisherByTokenHash(presented);
   if (!publisher || !timingSafeEqual(Buffer.from(publisher.tokenHash, 'hex'), Buffer.from(presented, 'hex'))) {
     throw new ToolsealError('UNAUTHENTICATED', 'the publisher token is not valid');
   }
@@ -52,8 +52,8 @@ export function authenticatePublisher(store: Store, token: string | undefined): 
  * Refuse a write by `publisher` (authenticated earlier, maybe on another thread) whose token has since been rotated
  * out or whose publisher has been revoked. Reads only: call it inside the write's transaction.
  */
-export function assertPublisherCurrent(store: Store, publisher: PublisherRecord): void {
-  const current = store.findPublisherById(publisher.id);
+export async function assertPublisherCurrent(store: Store, publisher: PublisherRecord): Promise<void> {
+  const current = await store.findPublisherById(publisher.id);
   if (!current || current.tokenHash !== publisher.tokenHash) {
     throw new ToolsealError('UNAUTHENTICATED', 'the publisher token is not valid');
   }
@@ -68,8 +68,8 @@ export interface PublisherSummary {
   revokedAt: string | null;
 }
 
-export function listPublishers(store: Store): PublisherSummary[] {
-  return store.listPublishers().map((publisher) => ({
+export async function listPublishers(store: Store): Promise<PublisherSummary[]> {
+  return (await store.listPublishers()).map((publisher) => ({
     namespace: publisher.namespace,
     createdAt: publisher.createdAt,
     revoked: isRevoked(publisher),
@@ -81,18 +81,18 @@ export function listPublishers(store: Store): PublisherSummary[] {
  * Revoke the publisher of `namespace`: its token is refused from now on (its manifests stay served). Revoking again
  * keeps the first time and says so. NOT_FOUND for a namespace without a publisher.
  */
-export function revokePublisher(
+export async function revokePublisher(
   store: Store,
   namespace: string,
   clock: () => Date = () => new Date(),
-): { namespace: string; revokedAt: string; alreadyRevoked: boolean } {
-  return store.transaction(() => {
-    const publisher = findPublisherOf(store, namespace);
+): Promise<{ namespace: string; revokedAt: string; alreadyRevoked: boolean }> {
+  return await store.transaction(async () => {
+    const publisher = await findPublisherOf(store, namespace);
     if (publisher.revokedAt) {
       return { namespace: publisher.namespace, revokedAt: publisher.revokedAt, alreadyRevoked: true };
     }
     const revokedAt = clock().toISOString();
-    store.revokePublisher(publisher.id, revokedAt);
+    await store.revokePublisher(publisher.id, revokedAt);
     return { namespace: publisher.namespace, revokedAt, alreadyRevoked: false };
   });
 }
@@ -101,9 +101,12 @@ export function revokePublisher(
  * Give the publisher of `namespace` a new token and refuse the old one from now on. The new token is returned once
  * (only its hash is stored). A revoked publisher stays revoked: BAD_REQUEST.
  */
-export function rotatePublisherToken(store: Store, namespace: string): { namespace: string; token: string } {
-  return store.transaction(() => {
-    const publisher = findPublisherOf(store, namespace);
+export async function rotatePublisherToken(
+  store: Store,
+  namespace: string,
+): Promise<{ namespace: string; token: string }> {
+  return await store.transaction(async () => {
+    const publisher = await findPublisherOf(store, namespace);
     if (isRevoked(publisher)) {
       throw new ToolsealError(
         'BAD_REQUEST',
@@ -111,13 +114,13 @@ export function rotatePublisherToken(store: Store, namespace: string): { namespa
       );
     }
     const token = generateToken();
-    store.replacePublisherTokenHash(publisher.id, hashToken(token));
+    await store.replacePublisherTokenHash(publisher.id, hashToken(token));
     return { namespace: publisher.namespace, token };
   });
 }
 
-function findPublisherOf(store: Store, namespace: string): PublisherRecord {
-  const publisher = store.findPublisherByNamespace(namespace);
+async function findPublisherOf(store: Store, namespace: string): Promise<PublisherRecord> {
+  const publisher = await store.findPublisherByNamespace(namespace);
   if (!publisher) throw new ToolsealError('NOT_FOUND', `no publisher owns ${JSON.stringify(namespace)}`);
   return publisher;
 }

@@ -59,6 +59,7 @@ import {
 import { asSequencingStore, isSequencerLoss, Sequencer, type SequencerEvent, type SequencerRole } from './sequencer.ts';
 import { SequencedCommitter } from './sequenced-committer.ts';
 import { assertNoLogRollback, CheckpointFileRecorder } from './rollback-guard.ts';
+import { WriteAdmission } from './write-admission.ts';
 import type { QueuedPublish } from './group-commit.ts';
 
 export interface RegistryOptions {
@@ -80,6 +81,8 @@ export interface RegistryOptions {
   committer?: PublishCommitter;
   /** How long an approval request stays open (default DEFAULT_APPROVAL_TTL_SECONDS). */
   approvalTtlSeconds?: number;
+  /** Writes (publishes, yanks, approval requests and transitions) in flight at most; more are SERVER_BUSY (default 1024). */
+  maxPendingWrites?: number;
   /**
    * Several processes on one database (issue 16 §2; the store must be one they share): how the sequencer lease is kept.
    * The log is then sequenced, and checkpoints signed, only by the process holding the lease; the others hand their
@@ -125,9 +128,21 @@ export interface DigestBinding {
   attestation: Buffer;
 }
 
-/** Open a registry over a store: load (or on first start generate) the signing key and the log key. */
-export function openRegistry(options: RegistryOptions): Registry {
-  return new Registry(options);
+/**
+ * Open a registry over a store: load (or on first start generate) the log key and the signing key, and refuse a log
+ * signed by another key or rolled back behind the checkpoint this registry last signed (issue 25 §1).
+ */
+export async function openRegistry(options: RegistryOptions): Promise<Registry> {
+  const store = options.store;
+  const clock = options.clock ?? (() => new Date());
+  const logIsEmpty = (await store.getLogSize()) === 0 && (await store.latestCheckpoint()) === undefined;
+  const log = new TransparencyLog(store, loadOrCreateLogKey(options.keysDir, logIsEmpty), options.logOrigin, clock);
+  await log.assertSignedByThisKey();
+  await assertNoLogRollback(store, options.keysDir, log.verifierString);
+  log.recordCheckpointsIn(new CheckpointFileRecorder(options.keysDir));
+  const registry = new Registry(options, log);
+  await registry.start();
+  return registry;
 }
 
 export class Registry {
@@ -142,25 +157,19 @@ export class Registry {
   private readonly approvalDeps: ApprovalDeps;
   private readonly sequencer: Sequencer | undefined;
   private localCommitter: GroupCommitter | undefined;
+  /** The writes in flight in this process, bounded (backpressure: SERVER_BUSY beyond it). */
+  private readonly writes: WriteAdmission;
 
-  constructor(options: RegistryOptions) {
+  /** Use openRegistry: it checks the log before the registry is built. */
+  constructor(options: RegistryOptions, log: TransparencyLog) {
     this.store = options.store;
     this.keysDir = options.keysDir;
     this.origin = options.origin;
     this.clock = options.clock ?? (() => new Date());
     this.limits = options.limits ?? {};
     this.pipeline = options.pipeline ?? inlinePipeline;
-    const logIsEmpty = this.store.getLogSize() === 0 && this.store.latestCheckpoint() === undefined;
-    this.log = new TransparencyLog(
-      this.store,
-      loadOrCreateLogKey(this.keysDir, logIsEmpty),
-      options.logOrigin,
-      this.clock,
-    );
-    this.log.assertSignedByThisKey();
-    // Never serve a log shorter than, or other than, the one this registry signed (issue 25 §1).
-    assertNoLogRollback(this.store, this.log.nodeReader, this.keysDir, this.log.verifierString);
-    this.log.recordCheckpointsIn(new CheckpointFileRecorder(this.keysDir));
+    this.log = log;
+    this.writes = new WriteAdmission(options.maxPendingWrites);
     this.approvalDeps = {
       store: this.store,
       log: this.log,
@@ -183,10 +192,7 @@ export class Registry {
         ...(sequencing.onEvent === undefined ? {} : { onEvent: sequencing.onEvent }),
       });
       this.log.useSigner({ canSign: () => this.sequencer!.isSequencer(), fence: () => this.sequencer!.fence() });
-      this.sequencer.start();
     }
-    // The active key must load (a missing private file is an error here, not at the first publish).
-    if (!this.loadActiveSigningKey()) this.generateFirstSigningKey();
     const local = new GroupCommitter({
       store: this.store,
       log: this.log,
@@ -202,18 +208,25 @@ export class Registry {
     }
   }
 
+  /** Start sequencing (with several processes) and load the active signing key, generating the first one. */
+  async start(): Promise<void> {
+    await this.sequencer?.start();
+    // The active key must load (a missing private file is an error here, not at the first publish).
+    if (!(await this.loadActiveSigningKey())) await this.generateFirstSigningKey();
+  }
+
   /** With several processes on one database: whether this one sequences the log now; otherwise undefined. */
   get sequencingRole(): SequencerRole | undefined {
     return this.sequencer?.role;
   }
 
   /** Stop sequencing (give the lease up) and refuse new sequenced work; call after `drain`, before closing the store. */
-  stopSequencing(): void {
-    this.sequencer?.close();
+  async stopSequencing(): Promise<void> {
+    await this.sequencer?.close();
   }
 
-  get activeKid(): string {
-    const kid = this.store.activeSigningKid();
+  async activeKid(): Promise<string> {
+    const kid = await this.store.activeSigningKid();
     if (kid === undefined) throw new ToolsealError('INTERNAL', 'the registry has no active signing key');
     return kid;
   }
@@ -221,68 +234,76 @@ export class Registry {
   // ── publishers ──────────────────────────────────────────────────────────
 
   /** Create a publisher owning `namespace`; returns the bearer token, which is never stored (only its hash). */
-  createPublisher(namespace: string): { publisher: PublisherRecord; token: string } {
-    return createPublisher(this.store, namespace, this.clock);
+  async createPublisher(namespace: string): Promise<{ publisher: PublisherRecord; token: string }> {
+    return await createPublisher(this.store, namespace, this.clock);
   }
 
   /** How many publishers exist (a fresh registry has none). */
-  countPublishers(): number {
-    return this.store.countPublishers();
+  async countPublishers(): Promise<number> {
+    return await this.store.countPublishers();
   }
 
   /**
    * The publisher a bearer token belongs to (the transport has taken it out of its header), looked up per request:
    * a revoked publisher or a rotated-out token is refused at once.
    */
-  authenticate(token: string | undefined): PublisherRecord {
-    return authenticatePublisher(this.store, token);
+  async authenticate(token: string | undefined): Promise<PublisherRecord> {
+    return await authenticatePublisher(this.store, token);
   }
 
   // ── operators, hosts and approvals (approvals.ts) ───────────────────────
 
   /** Create an operator or a host; returns its bearer token, which is never stored (only its hash). */
-  createPrincipal(kind: PrincipalKind, name: string): { principal: PrincipalRecord; token: string } {
-    return createPrincipal(this.store, kind, name, this.clock);
+  async createPrincipal(kind: PrincipalKind, name: string): Promise<{ principal: PrincipalRecord; token: string }> {
+    return await createPrincipal(this.store, kind, name, this.clock);
   }
 
   /** The operator or host a token belongs to (FORBIDDEN for a valid token of another kind), per request. */
-  authenticatePrincipal(token: string | undefined, kind: PrincipalKind | 'any'): PrincipalRecord {
+  authenticatePrincipal(token: string | undefined, kind: PrincipalKind | 'any'): Promise<PrincipalRecord> {
     return kind === 'any'
       ? authenticateAnyPrincipal(this.store, token)
       : authenticatePrincipal(this.store, token, kind);
   }
 
   /** Who a publisher's, operator's or host's token belongs to. */
-  whoami(token: string | undefined): WhoamiResponse {
-    return identifyToken(this.store, token);
+  async whoami(token: string | undefined): Promise<WhoamiResponse> {
+    return await identifyToken(this.store, token);
   }
 
-  requestApproval(host: PrincipalRecord, envelopeBytes: Uint8Array): ApprovalRequestOutcome {
-    return requestApproval(this.approvalDeps, host, envelopeBytes);
+  async requestApproval(host: PrincipalRecord, envelopeBytes: Uint8Array): Promise<ApprovalRequestOutcome> {
+    return this.writes.admit(() => requestApproval(this.approvalDeps, host, envelopeBytes));
   }
 
-  getApproval(principal: PrincipalRecord, id: string): ApprovalResponse {
+  getApproval(principal: PrincipalRecord, id: string): Promise<ApprovalResponse> {
     return readApproval(this.approvalDeps, principal, id);
   }
 
-  listApprovals(status: ApprovalStatus | undefined, limit: number): ApprovalListResponse {
-    return listApprovals(this.approvalDeps, status, limit);
+  async listApprovals(status: ApprovalStatus | undefined, limit: number): Promise<ApprovalListResponse> {
+    return await listApprovals(this.approvalDeps, status, limit);
   }
 
   /** Decide an approval (its leaf and checkpoint in one transaction; by the sequencer when several processes share a log). */
-  decideApproval(operator: PrincipalRecord, id: string, bodyBytes: Uint8Array): Promise<ApprovalTransitionResponse> {
-    return this.runSequenced(
+  async decideApproval(
+    operator: PrincipalRecord,
+    id: string,
+    bodyBytes: Uint8Array,
+  ): Promise<ApprovalTransitionResponse> {
+    return this.runWrite(
       { kind: 'approval-decision', principal: operator, id, body: bodyBytes },
-      () => decideApproval(this.approvalDeps, operator, id, bodyBytes),
+      async () => await decideApproval(this.approvalDeps, operator, id, bodyBytes),
       (value: ApprovalTransitionResponse) => value,
     );
   }
 
   /** Consume an approval (as decideApproval: its leaf and checkpoint in one transaction, by the sequencer). */
-  consumeApproval(host: PrincipalRecord, id: string, envelopeBytes: Uint8Array): Promise<ApprovalTransitionResponse> {
-    return this.runSequenced(
+  async consumeApproval(
+    host: PrincipalRecord,
+    id: string,
+    envelopeBytes: Uint8Array,
+  ): Promise<ApprovalTransitionResponse> {
+    return this.runWrite(
       { kind: 'approval-consumption', principal: host, id, body: envelopeBytes },
-      () => consumeApproval(this.approvalDeps, host, id, envelopeBytes),
+      async () => await consumeApproval(this.approvalDeps, host, id, envelopeBytes),
       (value: ApprovalTransitionResponse) => value,
     );
   }
@@ -299,24 +320,16 @@ export class Registry {
    * `options.committer` says (group commit on this thread, or on a writer thread: see group-commit.ts).
    */
   async publish(bytes: Uint8Array, publisher: PublisherRecord): Promise<PublishOutcome> {
-    this.publishesInFlight++;
-    try {
-      return await this.runPublish(bytes, publisher);
-    } finally {
-      if (--this.publishesInFlight === 0) for (const resolve of this.drainWaiters.splice(0)) resolve();
-    }
+    return this.writes.admit(() => this.runPublish(bytes, publisher));
   }
 
   /**
-   * Resolve once no publish is in flight (for shutdown: a publish whose client has gone away still runs to
+   * Resolve once no write is in flight (for shutdown: a publish whose client has gone away still runs to
    * its commit, and the store must stay open until it has).
    */
   drain(): Promise<void> {
-    return this.publishesInFlight === 0 ? Promise.resolve() : new Promise((resolve) => this.drainWaiters.push(resolve));
+    return this.writes.whenIdle();
   }
-
-  private publishesInFlight = 0;
-  private readonly drainWaiters: (() => void)[] = [];
 
   private async runPublish(bytes: Uint8Array, publisher: PublisherRecord): Promise<PublishOutcome> {
     const result = await this.pipeline.run(bytes, this.limits);
@@ -333,19 +346,19 @@ export class Registry {
   // ── reads ───────────────────────────────────────────────────────────────
 
   /** The stored bytes of name@version, re-checked against their digest (INTEGRITY_ERROR otherwise). */
-  getManifest(name: string, version: string): StoredManifest {
-    const record = this.store.getVersion(name, version);
+  async getManifest(name: string, version: string): Promise<StoredManifest> {
+    const record = await this.store.getVersion(name, version);
     if (!record) throw new ToolsealError('NOT_FOUND', `${name}@${version} is not in this registry`);
-    return { record, ...this.readVerifiedBlob(record.digest) };
+    return { record, ...(await this.readVerifiedBlob(record.digest)) };
   }
 
   /** Bytes by digest, re-checked. The digest is only ever a lookup key: it is recomputed before sending. */
-  getBlob(digest: string): { bytes: Buffer; digest: Sha256Digest } {
-    return this.readVerifiedBlob(digest);
+  async getBlob(digest: string): Promise<{ bytes: Buffer; digest: Sha256Digest }> {
+    return await this.readVerifiedBlob(digest);
   }
 
-  private readVerifiedBlob(digest: string): { bytes: Buffer; digest: Sha256Digest } {
-    const blob = this.store.getBlob(digest);
+  private async readVerifiedBlob(digest: string): Promise<{ bytes: Buffer; digest: Sha256Digest }> {
+    const blob = await this.store.getBlob(digest);
     if (!blob) throw new ToolsealError('NOT_FOUND', `no manifest bytes with digest ${digest}`);
     const actual = `sha256:${computeSha256Hex(blob.bytes)}` as Sha256Digest;
     if (actual !== digest || blob.digest !== digest || blob.size !== blob.bytes.byteLength) {
@@ -357,42 +370,42 @@ export class Registry {
     return { bytes: blob.bytes, digest: actual };
   }
 
-  getVersionRecord(name: string, version: string): VersionRecord {
-    const record = this.store.getVersion(name, version);
+  async getVersionRecord(name: string, version: string): Promise<VersionRecord> {
+    const record = await this.store.getVersion(name, version);
     if (!record) throw new ToolsealError('NOT_FOUND', `${name}@${version} is not in this registry`);
     return record;
   }
 
   /** The version `latest` resolves to: the highest non-yanked release (semver precedence). */
-  resolveLatest(name: string): string {
-    const versions = this.store.listVersions(name);
+  async resolveLatest(name: string): Promise<string> {
+    const versions = await this.store.listVersions(name);
     if (versions.length === 0) throw new ToolsealError('NOT_FOUND', `${name} is not in this registry`);
     const latest = pickLatestVersion(versions.filter((v) => v.status === 'active').map((v) => v.version));
     if (latest === undefined) throw new ToolsealError('NOT_FOUND', `every version of ${name} is yanked`);
     return latest;
   }
 
-  listVersions(name: string): VersionRecord[] {
-    const versions = this.store.listVersions(name);
+  async listVersions(name: string): Promise<VersionRecord[]> {
+    const versions = await this.store.listVersions(name);
     if (versions.length === 0) throw new ToolsealError('NOT_FOUND', `${name} is not in this registry`);
     return versions.sort((a, b) => compareVersions(a.version, b.version));
   }
 
   /** Manifests in name order, each with its latest non-yanked version (or latest at all when all are yanked). */
-  listManifests(
+  async listManifests(
     query: string | undefined,
     afterName: string | undefined,
     limit: number,
-  ): { items: ManifestListing[]; nextAfter: string | undefined } {
-    const names = this.store.listManifestNames(query, afterName, limit + 1);
+  ): Promise<{ items: ManifestListing[]; nextAfter: string | undefined }> {
+    const names = await this.store.listManifestNames(query, afterName, limit + 1);
     const page = names.slice(0, limit);
-    const items = page.map((name) => {
-      const versions = this.store.listVersions(name);
+    const items = await mapInOrder(page, async (name) => {
+      const versions = await this.store.listVersions(name);
       const active = versions.filter((v) => v.status === 'active');
       const pool = active.length > 0 ? active : versions;
       const latest = pickLatestVersion(pool.map((v) => v.version));
       const record = pool.find((v) => v.version === latest)!;
-      const publisher = this.store.findPublisherById(record.publisherId);
+      const publisher = await this.store.findPublisherById(record.publisherId);
       return {
         name,
         latestVersion: record.version,
@@ -411,7 +424,7 @@ export class Registry {
   }
 
   /** Every version of `name` with a signed server, newest first; NOT_FOUND when there is none. */
-  listServerVersionsOf(name: string): ServerVersionEntry[] {
+  listServerVersionsOf(name: string): Promise<ServerVersionEntry[]> {
     return listServerVersionsOf(this, name);
   }
 
@@ -421,8 +434,8 @@ export class Registry {
   }
 
   /** The auditor query: every name@version bound to `digest`. */
-  listBindings(digest: string): DigestBinding[] {
-    return this.store.listVersionsByDigest(digest).map((v) => ({
+  async listBindings(digest: string): Promise<DigestBinding[]> {
+    return (await this.store.listVersionsByDigest(digest)).map((v) => ({
       name: v.name,
       version: v.version,
       publisher: v.publisher,
@@ -442,10 +455,13 @@ export class Registry {
    * Yanking again changes nothing and says so (`alreadyYanked`).
    */
   async yank(publisher: PublisherRecord, name: string, version: string, reason: string): Promise<YankOutcome> {
-    return this.runSequenced(
+    return this.runWrite(
       { kind: 'yank', publisher, name, version, reason },
-      () => yankVersion(this.yankDeps, publisher, name, version, reason),
-      (value: YankJobValue) => ({ alreadyYanked: value.alreadyYanked, record: this.getVersionRecord(name, version) }),
+      async () => await yankVersion(this.yankDeps, publisher, name, version, reason),
+      async (value: YankJobValue) => ({
+        alreadyYanked: value.alreadyYanked,
+        record: await this.getVersionRecord(name, version),
+      }),
     );
   }
 
@@ -459,12 +475,20 @@ export class Registry {
    * Run log-writing work here (one process, or this one holds the lease), else hand it to the sequencer and map the
    * value it answers. A lease lost in the middle rolled the local attempt back, so it is handed over then too.
    */
-  private async runSequenced<T, V>(job: LogJob, local: () => T, fromValue: (value: V) => T): Promise<T> {
+  private runWrite<T, V>(job: LogJob, local: () => Promise<T>, fromValue: (value: V) => T | Promise<T>): Promise<T> {
+    return this.writes.admit(() => this.runSequenced(job, local, fromValue));
+  }
+
+  private async runSequenced<T, V>(
+    job: LogJob,
+    local: () => Promise<T>,
+    fromValue: (value: V) => T | Promise<T>,
+  ): Promise<T> {
     const sequencer = this.sequencer;
     if (sequencer === undefined) return local();
     if (sequencer.isSequencer()) {
       try {
-        return local();
+        return await local();
       } catch (error) {
         if (!isSequencerLoss(error)) throw error;
       }
@@ -477,11 +501,11 @@ export class Registry {
    * commit), and record each outcome with it. A failure that says the sequencer itself cannot go on (its lease, its
    * connection) aborts the batch: the jobs stay queued for the next sequencer.
    */
-  private executeLogJobs(jobs: LogJobRecord[]): void {
+  private async executeLogJobs(jobs: LogJobRecord[]): Promise<void> {
     const results = new Map<number, LogJobResult>();
     let publishes: QueuedPublish[] = [];
-    const flush = (): void => {
-      if (publishes.length > 0) this.localCommitter!.commitNow(publishes);
+    const flush = async (): Promise<void> => {
+      if (publishes.length > 0) await this.localCommitter!.commitNow(publishes);
       publishes = [];
     };
     for (const record of jobs) {
@@ -510,29 +534,29 @@ export class Registry {
         });
         continue;
       }
-      flush();
-      results.set(record.id, this.runLogJob(job));
+      await flush();
+      results.set(record.id, await this.runLogJob(job));
     }
-    flush();
+    await flush();
     for (const [id, result] of results) {
       if (!result.ok && (result.code === 'SEQUENCER_UNAVAILABLE' || result.code === 'STORAGE_UNAVAILABLE')) {
         throw new ToolsealError(result.code, result.message);
       }
-      asSequencingStore(this.store).finishLogJob(id, result.ok ? 'done' : 'failed', encodeLogJobResult(result));
+      await asSequencingStore(this.store).finishLogJob(id, result.ok ? 'done' : 'failed', encodeLogJobResult(result));
     }
   }
 
-  private runLogJob(job: Exclude<LogJob, { kind: 'publish' }>): LogJobResult {
+  private async runLogJob(job: Exclude<LogJob, { kind: 'publish' }>): Promise<LogJobResult> {
     try {
       switch (job.kind) {
         case 'yank': {
-          const { alreadyYanked } = yankVersion(this.yankDeps, job.publisher, job.name, job.version, job.reason);
+          const { alreadyYanked } = await yankVersion(this.yankDeps, job.publisher, job.name, job.version, job.reason);
           return { ok: true, value: { alreadyYanked } };
         }
         case 'approval-decision':
-          return { ok: true, value: decideApproval(this.approvalDeps, job.principal, job.id, job.body) };
+          return { ok: true, value: await decideApproval(this.approvalDeps, job.principal, job.id, job.body) };
         case 'approval-consumption':
-          return { ok: true, value: consumeApproval(this.approvalDeps, job.principal, job.id, job.body) };
+          return { ok: true, value: await consumeApproval(this.approvalDeps, job.principal, job.id, job.body) };
       }
     } catch (error) {
       return describeJobFailure(error);
@@ -540,9 +564,12 @@ export class Registry {
   }
 
   /** The new sequencer signs over leaves no checkpoint covers (e.g. appended by an admin command). */
-  private signUncoveredLeaves(onEvent: ((event: SequencerEvent) => void) | undefined): void {
+  private async signUncoveredLeaves(onEvent: ((event: SequencerEvent) => void) | undefined): Promise<void> {
     try {
-      if (this.store.getLogSize() > (this.store.latestCheckpoint()?.size ?? 0)) this.log.signLatestCheckpoint();
+      if ((await this.store.getLogSize()) > ((await this.store.latestCheckpoint())?.size ?? 0)) {
+        await this.log.signLatestCheckpoint();
+        await this.log.recordLatestCheckpoint();
+      }
     } catch (error) {
       if (!isSequencerLoss(error)) onEvent?.({ type: 'error', where: 'lease', error });
     }
@@ -550,12 +577,12 @@ export class Registry {
 
   // ── keys ────────────────────────────────────────────────────────────────
 
-  jwks(): Jwks {
-    return buildJwks(this.keyValidities());
+  async jwks(): Promise<Jwks> {
+    return buildJwks(await this.keyValidities());
   }
 
-  keyValidities(): KeyValidity[] {
-    return this.store.listSigningKeys().map((key) => ({
+  async keyValidities(): Promise<KeyValidity[]> {
+    return (await this.store.listSigningKeys()).map((key) => ({
       kid: key.kid,
       publicJwk: JSON.parse(key.publicJwk) as PublicJwk,
       notBefore: key.notBefore,
@@ -566,56 +593,58 @@ export class Registry {
   /** Make a new key active and retire the current one (kept in the JWKS with its `exp`); logged. */
   async rotateSigningKey(): Promise<{ retired: string; active: string }> {
     const fresh = generateSigningKey(this.keysDir);
-    const retired = this.withKeyFileRemovedOnFailure(fresh, () =>
-      this.store.transaction(() => {
-        const current = this.store.listSigningKeys().find((key) => key.notAfter === null);
-        const now = this.clock().getTime() / 1000;
-        const notBefore = Math.floor(now);
-        // The old key stays valid through the current second, so nothing it signed just now is orphaned.
-        const notAfter = Math.floor(now) + 1;
-        if (current) this.store.retireSigningKey(current.kid, notAfter);
-        const leaf = formatKeyEntry({
-          kid: fresh.kid,
-          publicJwk: fresh.publicJwk,
-          notBefore,
-          retires: current ? { kid: current.kid, notAfter } : null,
-        });
-        const logIndex = this.log.appendLeaf('key', leaf);
-        this.store.insertSigningKey({
-          kid: fresh.kid,
-          publicJwk: JSON.stringify(fresh.publicJwk),
-          notBefore,
-          notAfter: null,
-          logIndex,
-        });
-        return current?.kid ?? '';
-      }),
+    const retired = await this.withKeyFileRemovedOnFailure(
+      fresh,
+      async () =>
+        await this.store.transaction(async () => {
+          const current = (await this.store.listSigningKeys()).find((key) => key.notAfter === null);
+          const now = this.clock().getTime() / 1000;
+          const notBefore = Math.floor(now);
+          // The old key stays valid through the current second, so nothing it signed just now is orphaned.
+          const notAfter = Math.floor(now) + 1;
+          if (current) await this.store.retireSigningKey(current.kid, notAfter);
+          const leaf = formatKeyEntry({
+            kid: fresh.kid,
+            publicJwk: fresh.publicJwk,
+            notBefore,
+            retires: current ? { kid: current.kid, notAfter } : null,
+          });
+          const logIndex = await this.log.appendLeaf('key', leaf);
+          await this.store.insertSigningKey({
+            kid: fresh.kid,
+            publicJwk: JSON.stringify(fresh.publicJwk),
+            notBefore,
+            notAfter: null,
+            logIndex,
+          });
+          return current?.kid ?? '';
+        }),
     );
-    await this.log.awaitCheckpointIncluding(this.store.getLogSize() - 1);
+    await this.log.awaitCheckpointIncluding((await this.store.getLogSize()) - 1);
     return { retired, active: fresh.kid };
   }
 
   /** The leaf data of log entries [start, end), for entry bundles (C2SP tlog-tiles). */
-  readLogEntryData(start: number, end: number): Buffer[] {
-    return this.store.readLogEntries(start, end).map((entry) => entry.data);
+  async readLogEntryData(start: number, end: number): Promise<Buffer[]> {
+    return (await this.store.readLogEntries(start, end)).map((entry) => entry.data);
   }
 
-  latestCheckpoint(): CheckpointRecord | undefined {
-    return this.log.latestCheckpoint();
+  async latestCheckpoint(): Promise<CheckpointRecord | undefined> {
+    return await this.log.latestCheckpoint();
   }
 
   /** A key file whose registration failed is deleted, so the keys folder never holds an orphan private key. */
-  private withKeyFileRemovedOnFailure<T>(key: SigningKey, work: () => T): T {
+  private async withKeyFileRemovedOnFailure<T>(key: SigningKey, work: () => Promise<T>): Promise<T> {
     try {
-      return work();
+      return await work();
     } catch (error) {
       rmSync(signingKeyFile(this.keysDir, key.kid), { force: true });
       throw error;
     }
   }
 
-  private loadActiveSigningKey(): SigningKey | undefined {
-    const active = this.store.listSigningKeys().find((key) => key.notAfter === null);
+  private async loadActiveSigningKey(): Promise<SigningKey | undefined> {
+    const active = (await this.store.listSigningKeys()).find((key) => key.notAfter === null);
     return active ? loadSigningKey(this.keysDir, active.kid) : undefined;
   }
 
@@ -623,28 +652,40 @@ export class Registry {
    * First start: a dev signing key is generated, registered and logged. With several processes starting on one new
    * database, the first to get the writer lock registers its key and the others load it (the keys folder is shared).
    */
-  private generateFirstSigningKey(): SigningKey {
+  private async generateFirstSigningKey(): Promise<SigningKey> {
     const key = generateSigningKey(this.keysDir);
-    const registered = this.withKeyFileRemovedOnFailure(key, () =>
-      this.store.transaction(() => {
-        const existing = this.loadActiveSigningKey();
-        if (existing) return existing;
-        const notBefore = Math.floor(this.clock().getTime() / 1000);
-        const leaf = formatKeyEntry({ kid: key.kid, publicJwk: key.publicJwk, notBefore, retires: null });
-        const logIndex = this.log.appendLeaf('key', leaf);
-        this.store.insertSigningKey({
-          kid: key.kid,
-          publicJwk: JSON.stringify(key.publicJwk),
-          notBefore,
-          notAfter: null,
-          logIndex,
-        });
-        return key;
-      }),
+    const registered = await this.withKeyFileRemovedOnFailure(
+      key,
+      async () =>
+        await this.store.transaction(async () => {
+          const existing = await this.loadActiveSigningKey();
+          if (existing) return existing;
+          const notBefore = Math.floor(this.clock().getTime() / 1000);
+          const leaf = formatKeyEntry({ kid: key.kid, publicJwk: key.publicJwk, notBefore, retires: null });
+          const logIndex = await this.log.appendLeaf('key', leaf);
+          await this.store.insertSigningKey({
+            kid: key.kid,
+            publicJwk: JSON.stringify(key.publicJwk),
+            notBefore,
+            notAfter: null,
+            logIndex,
+          });
+          return key;
+        }),
     );
     if (registered !== key) rmSync(signingKeyFile(this.keysDir, key.kid), { force: true });
     // A follower leaves the checkpoint to the sequencer (which signs over uncovered leaves when it takes the lease).
-    if (this.sequencer === undefined || this.sequencer.isSequencer()) this.log.signLatestCheckpoint();
+    if (this.sequencer === undefined || this.sequencer.isSequencer()) {
+      await this.log.signLatestCheckpoint();
+      await this.log.recordLatestCheckpoint();
+    }
     return registered;
   }
+}
+
+/** `work` over each item, one after another (a store call each: in order, never a burst on a connection pool). */
+async function mapInOrder<T, R>(items: readonly T[], work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = [];
+  for (const item of items) results.push(await work(item));
+  return results;
 }

@@ -4,8 +4,9 @@
 
 import { ToolsealError } from '../core/errors.ts';
 import { readCheckpointFile, writeCheckpointFile } from '../keys/checkpoint-file.ts';
-import { computeRootHash, type NodeReader, parseCheckpoint, verifyCheckpoint } from '../log/index.ts';
+import { computeRootHash, parseCheckpoint, verifyCheckpoint } from '../log/index.ts';
 import type { CheckpointRecord, Store } from '../store/index.ts';
+import { computeWithStoredNodes } from './log-node-prefetch.ts';
 import { bodyOf, type CheckpointRecorder } from './transparency-log.ts';
 
 /** What the comparison found: nothing (undefined), or a rollback naming both sizes. */
@@ -20,12 +21,11 @@ export interface LogRollback {
  * signed checkpoint, or its root at that size differs. Undefined when they agree or there is no file. `verifier`
  * (the log's note verifier) also checks the file's signature (a file that does not verify is refused).
  */
-export function findLogRollback(
+export async function findLogRollback(
   store: Store,
-  reader: NodeReader,
   keysDir: string,
   verifier?: string,
-): LogRollback | undefined {
+): Promise<LogRollback | undefined> {
   const note = readCheckpointFile(keysDir);
   if (note === undefined) return undefined;
   let signed: { size: number; rootHash: Uint8Array };
@@ -38,7 +38,7 @@ export function findLogRollback(
       'the log checkpoint file in the keys folder is not a checkpoint signed by this log key',
     );
   }
-  const logSize = store.read(() => store.getLogSize());
+  const logSize = await store.getLogSize();
   if (logSize < signed.size) {
     return {
       signedSize: signed.size,
@@ -48,7 +48,7 @@ export function findLogRollback(
   }
   let root: Uint8Array | undefined;
   try {
-    root = store.read(() => computeRootHash(reader, signed.size));
+    root = await computeWithStoredNodes(store, (reader) => computeRootHash(reader, signed.size));
   } catch {
     root = undefined;
   }
@@ -66,11 +66,11 @@ export function findLogRollback(
  * On start: LOG_ROLLBACK when the database's log is behind or off the signed checkpoint file; when there is no file
  * and the log has a checkpoint (first start after the upgrade that added it), the file is written from it.
  */
-export function assertNoLogRollback(store: Store, reader: NodeReader, keysDir: string, verifier: string): void {
-  const rollback = findLogRollback(store, reader, keysDir, verifier);
+export async function assertNoLogRollback(store: Store, keysDir: string, verifier: string): Promise<void> {
+  const rollback = await findLogRollback(store, keysDir, verifier);
   if (rollback) throw new ToolsealError('LOG_ROLLBACK', rollback.message);
   if (readCheckpointFile(keysDir) === undefined) {
-    const latest = store.read(() => store.latestCheckpoint());
+    const latest = await store.latestCheckpoint();
     if (latest) writeCheckpointFile(keysDir, latest.note);
   }
 }

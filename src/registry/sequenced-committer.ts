@@ -29,7 +29,7 @@ export class SequencedCommitter implements PublishCommitter {
       await this.sequencer.submit({ kind: 'publish', publisher, result }),
     );
     // The proof comes with the outcome (the sequencer had the nodes at hand); the record is read back as stored.
-    const record = this.store.getVersion(value.name, value.version);
+    const record = await this.store.getVersion(value.name, value.version);
     if (!record || record.logIndex !== value.inclusion.index) {
       throw new ToolsealError('INTERNAL', 'the sequencer answered for a version that is not stored as it said');
     }

@@ -26,9 +26,9 @@ export interface SequencerOptions {
   /** How long a follower waits for the sequencer before it withdraws its work (default 30 s). */
   jobTimeoutMs?: number;
   /** Runs claimed jobs inside the sequencer's transaction, writing each one's outcome (the registry's). */
-  execute?: (jobs: LogJobRecord[]) => void;
+  execute?: (jobs: LogJobRecord[]) => Promise<void>;
   /** After becoming sequencer (and each renewal): signs a checkpoint over leaves no checkpoint covers yet. */
-  onSequencing?: () => void;
+  onSequencing?: () => Promise<void>;
   /** Role changes and failures of the loop, for the server's log. */
   onEvent?: (event: SequencerEvent) => void;
 }
@@ -64,6 +64,8 @@ export class Sequencer {
   private outcomeTimer: NodeJS.Timeout | undefined;
   private readonly waiters = new Map<number, Waiter>();
   private closed = false;
+  private jobsRunning = false;
+  private jobsWoken = false;
   private lastPurge = 0;
   private stopWatching: (() => void) | undefined;
   /** The role (and epoch) last reported through onEvent, so each change is reported once. */
@@ -78,19 +80,18 @@ export class Sequencer {
   }
 
   /** Try for the lease once now, then keep renewing (or trying) on a timer. */
-  start(): void {
+  async start(): Promise<void> {
     this.stopWatching = this.store.watchLogJobs((notice) => {
       if (notice.type === 'queued') {
         if (this.isSequencer()) this.wakeJobs();
       } else if (notice.submittedBy === this.holder && this.waiters.size > 0) {
         clearTimeout(this.outcomeTimer);
         this.outcomeTimer = undefined;
-        this.collectOutcomes();
-        this.scheduleOutcomes();
+        void this.collectOutcomes().then(() => this.scheduleOutcomes());
       }
     });
-    this.renewLease();
-    this.leaseTimer = setInterval(() => this.renewLease(), Math.max(50, Math.floor(this.leaseMs / 3)));
+    await this.renewLease();
+    this.leaseTimer = setInterval(() => void this.renewLease(), Math.max(50, Math.floor(this.leaseMs / 3)));
     this.leaseTimer.unref();
   }
 
@@ -104,19 +105,19 @@ export class Sequencer {
   }
 
   /** Inside a sequencing transaction: SEQUENCER_UNAVAILABLE unless the database still names this process, at its epoch. */
-  fence(): void {
+  async fence(): Promise<void> {
     if (!this.isSequencer()) throw new ToolsealError('SEQUENCER_UNAVAILABLE', 'this process is not the sequencer');
-    this.store.assertSequencerLease(this.holder, this.epoch);
+    await this.store.assertSequencerLease(this.holder, this.epoch);
   }
 
   /**
    * Queue `job` for the sequencer and resolve with its outcome. After `jobTimeoutMs` the job is withdrawn if it is still
    * queued (SEQUENCER_UNAVAILABLE: nothing was written); if the sequencer finished it meanwhile, that outcome stands.
    */
-  submit(job: LogJob): Promise<LogJobResult> {
+  async submit(job: LogJob): Promise<LogJobResult> {
     if (this.closed) return Promise.reject(new ToolsealError('SEQUENCER_UNAVAILABLE', 'the registry is closing'));
     const { kind, payload } = encodeLogJob(job);
-    const id = this.store.enqueueLogJob(kind, payload, this.holder);
+    const id = await this.store.enqueueLogJob(kind, payload, this.holder);
     return new Promise((resolve, reject) => {
       this.waiters.set(id, { resolve, reject, deadline: performance.now() + this.jobTimeoutMs });
       this.scheduleOutcomes();
@@ -124,7 +125,7 @@ export class Sequencer {
   }
 
   /** Stop the timers and give the lease up (the next process takes it at once). Waiting submitters are refused. */
-  close(): void {
+  async close(): Promise<void> {
     if (this.closed) return;
     const wasSequencer = this.isSequencer();
     this.closed = true;
@@ -132,28 +133,28 @@ export class Sequencer {
     this.stopWatching?.();
     clearTimeout(this.jobTimer);
     clearTimeout(this.outcomeTimer);
-    for (const [id, waiter] of this.waiters) this.settleAbandoned(id, waiter);
+    for (const [id, waiter] of this.waiters) await this.settleAbandoned(id, waiter);
     this.waiters.clear();
     if (wasSequencer) {
       try {
-        this.store.releaseSequencerLease(this.holder);
+        await this.store.releaseSequencerLease(this.holder);
       } catch {
         // the lease expires by itself
       }
     }
   }
 
-  private renewLease(): void {
+  private async renewLease(): Promise<void> {
     if (this.closed) return;
     const asked = performance.now();
     try {
-      const lease = this.store.claimSequencerLease(this.holder, this.leaseMs);
+      const lease = await this.store.claimSequencerLease(this.holder, this.leaseMs);
       if (lease.holder === this.holder) {
         // A margin of a third of the lease: this process stops before the database would let another start.
         this.heldUntil = asked + (this.leaseMs * 2) / 3;
         this.epoch = lease.epoch;
         this.announce('sequencer', lease.epoch, this.holder);
-        this.options.onSequencing?.();
+        await this.options.onSequencing?.();
         this.scheduleJobs(0);
       } else {
         this.heldUntil = 0;
@@ -185,21 +186,31 @@ export class Sequencer {
     if (this.closed || this.jobTimer !== undefined) return;
     this.jobTimer = setTimeout(() => {
       this.jobTimer = undefined;
-      const worked = this.runQueuedJobs();
-      if (this.isSequencer()) this.scheduleJobs(worked ? 0 : this.pollMs);
+      // One batch at a time: a wake-up during a batch runs the queue again right after it.
+      if (this.jobsRunning) {
+        this.jobsWoken = true;
+        return;
+      }
+      this.jobsRunning = true;
+      void this.runQueuedJobs().then((worked) => {
+        this.jobsRunning = false;
+        const again = worked || this.jobsWoken;
+        this.jobsWoken = false;
+        if (this.isSequencer()) this.scheduleJobs(again ? 0 : this.pollMs);
+      });
     }, delay);
   }
 
   /** One batch of queued work in one fenced transaction; true when there was some. */
-  private runQueuedJobs(): boolean {
+  private async runQueuedJobs(): Promise<boolean> {
     if (!this.isSequencer()) return false;
     try {
-      this.purgeOld();
-      if (!this.store.hasQueuedLogJobs()) return false;
-      return this.store.transaction(() => {
-        this.fence();
-        const jobs = this.store.claimQueuedLogJobs(CLAIM_LIMIT);
-        if (jobs.length > 0) this.options.execute?.(jobs);
+      await this.purgeOld();
+      if (!(await this.store.hasQueuedLogJobs())) return false;
+      return await this.store.transaction(async () => {
+        await this.fence();
+        const jobs = await this.store.claimQueuedLogJobs(CLAIM_LIMIT);
+        if (jobs.length > 0) await this.options.execute?.(jobs);
         return jobs.length > 0;
       });
     } catch (error) {
@@ -208,27 +219,28 @@ export class Sequencer {
     }
   }
 
-  private purgeOld(): void {
+  private async purgeOld(): Promise<void> {
     const now = performance.now();
     if (now - this.lastPurge < PURGE_EVERY_MS) return;
     this.lastPurge = now;
-    this.store.purgeLogJobs(PURGE_AFTER_MS);
+    await this.store.purgeLogJobs(PURGE_AFTER_MS);
   }
 
   private scheduleOutcomes(): void {
     if (this.closed || this.outcomeTimer !== undefined || this.waiters.size === 0) return;
     this.outcomeTimer = setTimeout(() => {
-      this.outcomeTimer = undefined;
-      this.collectOutcomes();
-      this.scheduleOutcomes();
+      void this.collectOutcomes().then(() => {
+        this.outcomeTimer = undefined;
+        this.scheduleOutcomes();
+      });
     }, this.pollMs);
   }
 
   /** Settle every waiter whose job is finished, and withdraw those past their deadline. */
-  private collectOutcomes(): void {
-    let finished: ReturnType<SequencingStore['readFinishedLogJobs']>;
+  private async collectOutcomes(): Promise<void> {
+    let finished: Awaited<ReturnType<SequencingStore['readFinishedLogJobs']>>;
     try {
-      finished = this.store.readFinishedLogJobs([...this.waiters.keys()]);
+      finished = await this.store.readFinishedLogJobs([...this.waiters.keys()]);
     } catch (error) {
       this.options.onEvent?.({ type: 'error', where: 'outcomes', error });
       return;
@@ -244,15 +256,15 @@ export class Sequencer {
     for (const [id, waiter] of this.waiters) {
       if (now < waiter.deadline) continue;
       this.waiters.delete(id);
-      this.settleAbandoned(id, waiter);
+      await this.settleAbandoned(id, waiter);
     }
     // Read rows are left for the sequencer's purge (one DELETE for many, instead of one commit per job here).
   }
 
   /** Withdraw a job nobody will wait for: refused when still queued, else its outcome stands (as the sequencer wrote it). */
-  private settleAbandoned(id: number, waiter: Waiter): void {
+  private async settleAbandoned(id: number, waiter: Waiter): Promise<void> {
     try {
-      const job = this.store.cancelLogJob(id) ? undefined : this.store.readFinishedLogJobs([id])[0];
+      const job = (await this.store.cancelLogJob(id)) ? undefined : (await this.store.readFinishedLogJobs([id]))[0];
       if (job?.outcome) waiter.resolve(decodeLogJobResult(job.outcome));
       else waiter.reject(unavailable());
     } catch (error) {

@@ -7,6 +7,7 @@
 //   approval-decision, approval-consumption — JCS of the approval leaves (log/entries.ts, docs/approvals.md).
 // Checkpoints are batched: every append schedules one signed checkpoint for the next turn of the event
 // loop; a publish answers once the checkpoint that includes its leaf exists, with an inclusion proof to it.
+// Node reads go through log-node-prefetch.ts: one query per root, proof or append (issue 24 §6).
 
 import { ToolsealError } from '../core/errors.ts';
 import {
@@ -23,6 +24,7 @@ import {
 } from '../log/index.ts';
 import type { SigningKey } from '../attest/index.ts';
 import type { CheckpointRecord, LogEntryKind, Store } from '../store/index.ts';
+import { computeWithStoredNodes } from './log-node-prefetch.ts';
 
 export interface InclusionProof {
   index: number;
@@ -39,7 +41,7 @@ export interface InclusionProof {
  */
 export interface CheckpointSigner {
   canSign(): boolean;
-  fence(): void;
+  fence(): Promise<void>;
 }
 
 /** Where the latest signed checkpoint is kept outside the database (rollback-guard.ts). */
@@ -54,11 +56,9 @@ const CHECKPOINT_POLL_MS = 5;
 export class TransparencyLog {
   readonly origin: string;
   readonly verifierString: string;
-  private readonly reader: NodeReader;
   private pendingCheckpoint: Promise<CheckpointRecord> | undefined;
   private signer: CheckpointSigner | undefined;
   private recorder: CheckpointRecorder | undefined;
-  private recordScheduled = false;
 
   constructor(
     private readonly store: Store,
@@ -69,13 +69,11 @@ export class TransparencyLog {
     // A stable origin per log key unless one is configured (C2SP tlog-checkpoint: the origin names the log).
     this.origin = origin ?? `toolseal.local/log/${logKey.kid.slice(0, 12)}`;
     this.verifierString = formatVerifierString(this.origin, logKey.publicKey);
-    this.reader = {
-      readNode: (level, index) => {
-        const hash = store.readLogNode(level, index);
-        if (!hash) throw new ToolsealError('INTEGRITY_ERROR', `log node ${level}/${index} is missing`);
-        return hash;
-      },
-    };
+  }
+
+  /** Run `compute` over the stored nodes it reads (fetched in one query). */
+  async withStoredNodes<T>(compute: (reader: NodeReader) => T): Promise<T> {
+    return await computeWithStoredNodes(this.store, compute);
   }
 
   /**
@@ -83,8 +81,8 @@ export class TransparencyLog {
    * another log's keys folder would otherwise sign this tree under another identity (with several processes on one
    * database, the next time it became sequencer).
    */
-  assertSignedByThisKey(): void {
-    const latest = this.store.latestCheckpoint();
+  async assertSignedByThisKey(): Promise<void> {
+    const latest = await this.store.latestCheckpoint();
     if (!latest) return;
     try {
       verifyCheckpoint(latest.note, this.verifierString, { origin: this.origin });
@@ -110,44 +108,47 @@ export class TransparencyLog {
     return this.recorder;
   }
 
-  /** Write the latest committed checkpoint to the recorder now (after a commit, before answering). */
-  recordLatestCheckpoint(): void {
-    const latest = this.store.latestCheckpoint();
-    if (latest) this.recorder?.record(latest);
+  /**
+   * Write the latest committed checkpoint to the recorder: after every transaction that signed one has committed (never
+   * inside it: a rolled-back checkpoint must not be recorded), before its writes are answered.
+   */
+  async recordLatestCheckpoint(): Promise<void> {
+    if (!this.recorder) return;
+    const latest = await this.store.latestCheckpoint();
+    if (latest) this.recorder.record(latest);
   }
 
   /** Append one leaf. Must run inside the caller's store transaction; returns the leaf index. */
-  appendLeaf(kind: LogEntryKind, data: Uint8Array): number {
-    const index = this.store.getLogSize();
+  async appendLeaf(kind: LogEntryKind, data: Uint8Array): Promise<number> {
+    const index = await this.store.getLogSize();
     const leafHash = hashLeaf(data);
-    for (const node of computeNodesForAppend(this.reader, index, leafHash)) {
-      this.store.insertLogNode(node.level, node.index, node.hash);
+    for (const node of await this.withStoredNodes((reader) => computeNodesForAppend(reader, index, leafHash))) {
+      await this.store.insertLogNode(node.level, node.index, node.hash);
     }
-    // Views, not copies: SQLite copies bound bytes when the statement runs.
+    // Views, not copies: the stores copy bound bytes when the statement runs.
     const asBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    this.store.insertLogEntry({ index, kind, data: asBuffer(data), leafHash: asBuffer(leafHash) });
+    await this.store.insertLogEntry({ index, kind, data: asBuffer(data), leafHash: asBuffer(leafHash) });
     return index;
   }
 
   /** Resolve with a signed checkpoint whose tree includes leaf `index`, signing one if needed (batched). */
   async awaitCheckpointIncluding(index: number): Promise<CheckpointRecord> {
-    const latest = this.store.latestCheckpoint();
+    const latest = await this.store.latestCheckpoint();
     if (latest && latest.size > index) return latest;
     if (this.signer && !this.signer.canSign()) return this.awaitSequencerCheckpoint(index);
     this.pendingCheckpoint ??= new Promise<CheckpointRecord>((resolve, reject) => {
-      setImmediate(() => {
+      setImmediate(async () => {
         this.pendingCheckpoint = undefined;
-        try {
-          const signed = this.signLatestCheckpoint();
-          this.recordLatestCheckpoint();
-          resolve(signed);
-        } catch (error) {
-          reject(error);
-        }
+        await this.signLatestCheckpoint()
+          .then(async (signed) => {
+            await this.recordLatestCheckpoint();
+            resolve(signed);
+          })
+          .catch(reject);
       });
     });
     const checkpoint = await this.pendingCheckpoint;
-    return checkpoint.size > index ? checkpoint : this.awaitCheckpointIncluding(index);
+    return checkpoint.size > index ? checkpoint : await this.awaitCheckpointIncluding(index);
   }
 
   /** Another process signs: wait until its latest checkpoint covers leaf `index` (SEQUENCER_UNAVAILABLE after a while). */
@@ -155,9 +156,9 @@ export class TransparencyLog {
     const deadline = performance.now() + CHECKPOINT_WAIT_MS;
     for (;;) {
       await new Promise((resolve) => setTimeout(resolve, CHECKPOINT_POLL_MS));
-      const latest = this.store.latestCheckpoint();
+      const latest = await this.store.latestCheckpoint();
       if (latest && latest.size > index) return latest;
-      if (this.signer?.canSign()) return this.awaitCheckpointIncluding(index);
+      if (this.signer?.canSign()) return await this.awaitCheckpointIncluding(index);
       if (performance.now() > deadline) {
         throw new ToolsealError(
           'SEQUENCER_UNAVAILABLE',
@@ -169,45 +170,15 @@ export class TransparencyLog {
 
   /**
    * Sign a checkpoint for the current tree, after proving it consistent with the previous checkpoint
-   * (signCheckpoint refuses otherwise). Returns the previous one when nothing was appended since.
+   * (signCheckpoint refuses otherwise). Returns the previous one when nothing was appended since. Inside a caller's
+   * transaction it joins it: the caller records the checkpoint (recordLatestCheckpoint) once that has committed.
    */
-  signLatestCheckpoint(): CheckpointRecord {
-    const signed = this.signInTransaction();
-    this.scheduleRecord();
-    return signed;
-  }
-
-  /**
-   * A checkpoint may be signed inside a caller's (synchronous) transaction: the file is written once that work is
-   * done, from what the store then holds (so a rolled-back checkpoint is never recorded), before any answer goes out.
-   */
-  private scheduleRecord(): void {
-    if (!this.recorder || this.recordScheduled) return;
-    this.recordScheduled = true;
-    queueMicrotask(() => {
-      this.recordScheduled = false;
-      let latest: CheckpointRecord | undefined;
-      try {
-        latest = this.store.latestCheckpoint();
-      } catch {
-        return; // the store was closed meanwhile: whoever closed it answers nothing more
-      }
-      try {
-        if (latest) this.recorder?.record(latest);
-      } catch (error) {
-        process.emitWarning(
-          `toolseal: ${error instanceof Error ? error.message : 'the log checkpoint file was not written'}`,
-        );
-      }
-    });
-  }
-
-  private signInTransaction(): CheckpointRecord {
-    return this.store.transaction(() => {
-      const size = this.store.getLogSize();
-      const previous = this.store.latestCheckpoint();
+  async signLatestCheckpoint(): Promise<CheckpointRecord> {
+    return await this.store.transaction(async () => {
+      const size = await this.store.getLogSize();
+      const previous = await this.store.latestCheckpoint();
       if (previous && previous.size === size) return previous;
-      this.signer?.fence();
+      await this.signer?.fence();
       // A tree smaller than one already signed is a rollback: refuse it as such (generateConsistencyProof
       // would otherwise throw BAD_REQUEST, which a publish would answer as the client's fault).
       if (previous && size < previous.size) {
@@ -216,8 +187,13 @@ export class TransparencyLog {
           `refusing to sign checkpoint: tree size would go back from ${previous.size} to ${size}`,
         );
       }
-      const rootHash = computeRootHash(this.reader, size);
-      const proof = previous ? generateConsistencyProof(this.reader, previous.size, size) : [];
+      const [rootHash, proof] = await this.withStoredNodes(
+        (reader) =>
+          [
+            computeRootHash(reader, size),
+            previous ? generateConsistencyProof(reader, previous.size, size) : [],
+          ] as const,
+      );
       const previousHead = previous
         ? { size: previous.size, rootHash: parseCheckpoint(bodyOf(previous.note)).rootHash }
         : undefined;
@@ -233,76 +209,63 @@ export class TransparencyLog {
         note,
         createdAt: this.clock().toISOString(),
       };
-      this.store.insertCheckpoint(record);
+      await this.store.insertCheckpoint(record);
       return record;
     });
   }
 
-  latestCheckpoint(): CheckpointRecord | undefined {
-    return this.store.latestCheckpoint();
+  async latestCheckpoint(): Promise<CheckpointRecord | undefined> {
+    return await this.store.latestCheckpoint();
   }
 
   /** Inclusion proof of leaf `index` in the tree of `checkpoint` (or the latest checkpoint). */
-  proveInclusion(
-    index: number,
-    checkpoint: CheckpointRecord | undefined = this.store.latestCheckpoint(),
-  ): InclusionProof {
+  async proveInclusion(index: number, given?: CheckpointRecord): Promise<InclusionProof> {
+    const checkpoint = given ?? (await this.store.latestCheckpoint());
     if (!checkpoint || index < 0 || index >= checkpoint.size) {
       throw new ToolsealError('NOT_FOUND', `leaf ${index} is not in the latest checkpoint yet`);
     }
-    return this.proveInclusions([index], checkpoint)[0]!;
+    return (await this.proveInclusions([index], checkpoint))[0]!;
   }
 
   /**
-   * Inclusion proofs of several leaves in the tree of one checkpoint (a group commit's publishes), reading each
-   * node they share once. Meant for inside a transaction, where nothing can change the nodes between reads.
+   * Inclusion proofs of several leaves in the tree of one checkpoint (a group commit's publishes), with every node
+   * they need read in one query (stored nodes never change, so this holds inside or outside a transaction).
    */
-  proveInclusions(indexes: readonly number[], checkpoint: CheckpointRecord): InclusionProof[] {
-    const memo = new Map<number, Uint8Array>();
-    // Levels stay below 64, so index·64 + level is a distinct safe integer for any log under 2^47 leaves.
-    const reader: NodeReader = {
-      readNode: (level, index) => {
-        const key = index * 64 + level;
-        let hash = memo.get(key);
-        if (!hash) {
-          hash = this.reader.readNode(level, index);
-          memo.set(key, hash);
-        }
-        return hash;
-      },
-    };
-    return indexes.map((index) => {
+  async proveInclusions(indexes: readonly number[], checkpoint: CheckpointRecord): Promise<InclusionProof[]> {
+    for (const index of indexes) {
       if (index < 0 || index >= checkpoint.size)
         throw new ToolsealError('INTERNAL', `leaf ${index} is not in checkpoint ${checkpoint.size}`);
-      const hashes = generateInclusionProof(reader, index, checkpoint.size).map((hash) =>
-        Buffer.from(hash).toString('base64'),
-      );
-      return { index, size: checkpoint.size, hashes, checkpoint: checkpoint.note };
-    });
+    }
+    return await this.withStoredNodes((reader) =>
+      indexes.map((index) => {
+        const hashes = generateInclusionProof(reader, index, checkpoint.size).map((hash) =>
+          Buffer.from(hash).toString('base64'),
+        );
+        return { index, size: checkpoint.size, hashes, checkpoint: checkpoint.note };
+      }),
+    );
   }
 
   /** RFC 9162 §2.1.3.1 for a tree size no larger than the latest checkpoint. */
-  proveInclusionAt(index: number, size: number): string[] {
-    this.assertCheckpointedSize(size);
+  async proveInclusionAt(index: number, size: number): Promise<string[]> {
+    await this.assertCheckpointedSize(size);
     if (!Number.isSafeInteger(index) || index < 0 || index >= size)
       throw new ToolsealError('BAD_REQUEST', 'index must be below size');
-    return generateInclusionProof(this.reader, index, size).map((hash) => Buffer.from(hash).toString('base64'));
+    const proof = await this.withStoredNodes((reader) => generateInclusionProof(reader, index, size));
+    return proof.map((hash) => Buffer.from(hash).toString('base64'));
   }
 
   /** RFC 9162 §2.1.4.1 between two sizes no larger than the latest checkpoint. */
-  proveConsistency(from: number, to: number): string[] {
-    this.assertCheckpointedSize(to);
+  async proveConsistency(from: number, to: number): Promise<string[]> {
+    await this.assertCheckpointedSize(to);
     if (!Number.isSafeInteger(from) || from < 1 || from > to)
       throw new ToolsealError('BAD_REQUEST', 'need 1 <= from <= to');
-    return generateConsistencyProof(this.reader, from, to).map((hash) => Buffer.from(hash).toString('base64'));
+    const proof = await this.withStoredNodes((reader) => generateConsistencyProof(reader, from, to));
+    return proof.map((hash) => Buffer.from(hash).toString('base64'));
   }
 
-  get nodeReader(): NodeReader {
-    return this.reader;
-  }
-
-  private assertCheckpointedSize(size: number): void {
-    const latest = this.store.latestCheckpoint();
+  private async assertCheckpointedSize(size: number): Promise<void> {
+    const latest = await this.store.latestCheckpoint();
     if (!Number.isSafeInteger(size) || size < 1)
       throw new ToolsealError('BAD_REQUEST', 'size must be a positive integer');
     if (!latest || size > latest.size) {

@@ -27,22 +27,22 @@ export interface YankDeps {
  * Mark name@version yanked by `publisher`, logging the event and signing a checkpoint that includes it, all in one
  * transaction (a failure, e.g. STORAGE_FULL, leaves nothing written). Yanking again changes nothing and says so.
  */
-export function yankVersion(
+export async function yankVersion(
   deps: YankDeps,
   publisher: PublisherRecord,
   name: string,
   version: string,
   reason: string,
-): YankOutcome {
+): Promise<YankOutcome> {
   const { store, log } = deps;
   const namespace = name.slice(0, name.indexOf('/'));
   if (namespace.toLowerCase() !== publisher.namespace.toLowerCase()) {
     throw new ToolsealError('FORBIDDEN', `namespace ${namespace} does not belong to this publisher`);
   }
   checkYankReason(reason);
-  return store.transaction(() => {
-    assertPublisherCurrent(store, publisher);
-    const existing = store.getVersion(name, version);
+  const outcome = await store.transaction(async () => {
+    await assertPublisherCurrent(store, publisher);
+    const existing = await store.getVersion(name, version);
     if (!existing) throw new ToolsealError('NOT_FOUND', `${name}@${version} is not in this registry`);
     let alreadyYanked = true;
     if (existing.status !== 'yanked') {
@@ -53,15 +53,17 @@ export function yankVersion(
         reason,
         yankedAt,
       });
-      store.markYanked(existing.id, reason, yankedAt, log.appendLeaf('yank', leaf));
+      await store.markYanked(existing.id, reason, yankedAt, await log.appendLeaf('yank', leaf));
       alreadyYanked = false;
     }
-    const record = store.getVersion(name, version)!;
+    const record = (await store.getVersion(name, version))!;
     // Also when a crash left an earlier yank's leaf beyond the latest checkpoint.
-    const latest = store.latestCheckpoint();
-    if (record.yankLogIndex !== null && record.yankLogIndex >= (latest?.size ?? 0)) log.signLatestCheckpoint();
+    const latest = await store.latestCheckpoint();
+    if (record.yankLogIndex !== null && record.yankLogIndex >= (latest?.size ?? 0)) await log.signLatestCheckpoint();
     return { record, alreadyYanked };
   });
+  await log.recordLatestCheckpoint();
+  return outcome;
 }
 
 /** BAD_REQUEST (at /reason) unless `reason` is 1 to 1000 characters of plain text (`what` names its owner). */

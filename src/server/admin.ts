@@ -34,11 +34,13 @@ export type { PublisherSummary } from '../registry/publishers.ts';
 export type { PrincipalKind, PrincipalSummary } from '../registry/principals.ts';
 
 /** `dataDir` may also be a database URL (postgres://…, pglite:…): the PostgreSQL store (see openStoreFor). */
-function withStore<T>(dataDir: string, work: (store: Store) => Promise<T> | T): Promise<T> {
-  const store = openStoreFor(dataDir);
-  return Promise.resolve()
-    .then(() => work(store))
-    .finally(() => store.close());
+async function withStore<T>(dataDir: string, work: (store: Store) => Promise<T> | T): Promise<T> {
+  const store = await openStoreFor(dataDir);
+  try {
+    return await work(store);
+  } finally {
+    await store.close();
+  }
 }
 
 /**
@@ -64,9 +66,9 @@ function withExistingStore<T>(dataDir: string, work: (store: Store) => Promise<T
 }
 
 /** Create a publisher owning `namespace`; the token is returned once (only its hash is stored). */
-export function addPublisher(dataDir: string, namespace: string): Promise<{ namespace: string; token: string }> {
-  return withExistingStore(dataDir, (store) => {
-    const { publisher, token } = createPublisher(store, namespace);
+export async function addPublisher(dataDir: string, namespace: string): Promise<{ namespace: string; token: string }> {
+  return withExistingStore(dataDir, async (store) => {
+    const { publisher, token } = await createPublisher(store, namespace);
     return { namespace: publisher.namespace, token };
   });
 }
@@ -93,13 +95,13 @@ export function rotatePublisherToken(
 }
 
 /** Create an operator or a host called `name`; the token is returned once (only its hash is stored). */
-export function addPrincipal(
+export async function addPrincipal(
   dataDir: string,
   kind: PrincipalKind,
   name: string,
 ): Promise<{ kind: PrincipalKind; name: string; token: string }> {
-  return withExistingStore(dataDir, (store) => {
-    const { principal, token } = createPrincipal(store, kind, name);
+  return withExistingStore(dataDir, async (store) => {
+    const { principal, token } = await createPrincipal(store, kind, name);
     return { kind, name: principal.name, token };
   });
 }
@@ -124,8 +126,8 @@ export function rotateSigningKey(options: {
   keysDir: string;
   origin: string;
 }): Promise<{ retired: string; active: string }> {
-  return withExistingStore(options.dataDir, (store) =>
-    openRegistry({ store, keysDir: options.keysDir, origin: options.origin }).rotateSigningKey(),
+  return withExistingStore(options.dataDir, async (store) =>
+    (await openRegistry({ store, keysDir: options.keysDir, origin: options.origin })).rotateSigningKey(),
   );
 }
 
@@ -149,14 +151,14 @@ export async function checkRegistry(options: { dataDir: string; keysDir: string 
   if (!onUrl) checkRegistryExists(options.dataDir);
   let store: Store;
   try {
-    store = openStoreFor(options.dataDir);
+    store = await openStoreFor(options.dataDir);
   } catch (error) {
     if (!onUrl && isToolsealError(error) && error.code === 'INTEGRITY_ERROR')
       return reportUnreadable(options.dataDir, error);
     throw error;
   }
   try {
-    const latest = readLatestCheckpoint(store);
+    const latest = await readLatestCheckpoint(store);
     let verifier: string | undefined;
     if (latest !== undefined && hasLogKeyFile(options.keysDir)) {
       const { origin } = parseCheckpoint(bodyOf(latest.note));
@@ -164,28 +166,25 @@ export async function checkRegistry(options: { dataDir: string; keysDir: string 
     }
     const report = await runFsck(store, verifier);
     // The log against the checkpoint this registry last signed, kept beside its keys (issue 25 §1).
-    const rollback = findLogRollbackReported(store, options.keysDir, verifier);
+    const rollback = await findLogRollbackReported(store, options.keysDir, verifier);
     if (rollback) {
       report.problems.push({ code: 'LOG_ROLLBACK', where: 'log', message: rollback });
       report.ok = false;
     }
     return report;
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
 /** The rollback guard's finding as a message (a checkpoint file that does not verify is one too). */
-function findLogRollbackReported(store: Store, keysDir: string, verifier: string | undefined): string | undefined {
-  const reader = {
-    readNode: (level: number, index: number): Uint8Array => {
-      const hash = store.readLogNode(level, index);
-      if (!hash) throw new ToolsealError('INTEGRITY_ERROR', `log node ${level}/${index} is missing`);
-      return hash;
-    },
-  };
+async function findLogRollbackReported(
+  store: Store,
+  keysDir: string,
+  verifier: string | undefined,
+): Promise<string | undefined> {
   try {
-    return findLogRollback(store, reader, keysDir, verifier)?.message;
+    return (await findLogRollback(store, keysDir, verifier))?.message;
   } catch (error) {
     if (isToolsealError(error) && error.code === 'LOG_ROLLBACK') return error.message;
     if (isToolsealError(error) && error.code === 'INTEGRITY_ERROR') return undefined; // reported by runFsck
@@ -194,9 +193,9 @@ function findLogRollbackReported(store: Store, keysDir: string, verifier: string
 }
 
 /** The latest checkpoint, or undefined when it cannot be read (runFsck then reports the damage). */
-function readLatestCheckpoint(store: Store): CheckpointRecord | undefined {
+async function readLatestCheckpoint(store: Store): Promise<CheckpointRecord | undefined> {
   try {
-    return store.read(() => store.latestCheckpoint());
+    return await store.latestCheckpoint();
   } catch (error) {
     if (isToolsealError(error) && error.code === 'INTEGRITY_ERROR') return undefined;
     throw error;

@@ -21,8 +21,8 @@ export interface DevSeed {
 export async function seedDevRegistry(registry: Registry, dataDir: string, examplesDir: string): Promise<DevSeed> {
   const tokenFile = join(dataDir, DEV_TOKEN_FILE);
   const published: string[] = [];
-  if (registry.countPublishers() === 0) {
-    const { publisher, token } = registry.createPublisher(DEV_NAMESPACE);
+  if ((await registry.countPublishers()) === 0) {
+    const { publisher, token } = await registry.createPublisher(DEV_NAMESPACE);
     writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
     const files = existsSync(examplesDir) ? readdirSync(examplesDir).filter((name) => name.endsWith('.json')) : [];
     for (const file of files.sort()) {

@@ -40,8 +40,8 @@ export function isSharedDatabaseUrl(url: string | undefined): boolean {
 }
 
 /** The store at `where`: a database URL (PostgreSQL, migrated on open) or a SQLite data folder (or `:memory:`). */
-export function openStoreFor(where: string): Store {
-  return isDatabaseUrl(where) ? openPostgresStore({ url: where }) : openStore({ dataDir: where });
+export async function openStoreFor(where: string): Promise<Store> {
+  return isDatabaseUrl(where) ? await openPostgresStore({ url: where }) : openStore({ dataDir: where });
 }
 
 export interface OpenedRegistry {
@@ -52,16 +52,16 @@ export interface OpenedRegistry {
 }
 
 /** Open the store and the registry over it (synchronously: the pipeline and committer, if given, are the caller's). */
-export function openRegistryAt(config: RegistryConfig): OpenedRegistry {
-  const store = openStoreFor(config.databaseUrl ?? config.dataDir);
+export async function openRegistryAt(config: RegistryConfig): Promise<OpenedRegistry> {
+  const store = await openStoreFor(config.databaseUrl ?? config.dataDir);
   const pipeline = config.pipeline ?? inlinePipeline;
   let registry: Registry;
   try {
     const { dataDir: _dataDir, databaseUrl: _databaseUrl, sequencing, ...options } = config;
     const shared = isSharedDatabaseUrl(config.databaseUrl) && sequencing !== undefined && sequencing !== false;
-    registry = openRegistry({ ...options, store, pipeline, ...(shared ? { sequencing } : {}) });
+    registry = await openRegistry({ ...options, store, pipeline, ...(shared ? { sequencing } : {}) });
   } catch (error) {
-    store.close();
+    await store.close();
     throw error;
   }
   return {
@@ -69,10 +69,10 @@ export function openRegistryAt(config: RegistryConfig): OpenedRegistry {
     registry,
     close: async () => {
       await registry.drain();
-      registry.stopSequencing();
+      await registry.stopSequencing();
       await pipeline.close();
       await config.committer?.close();
-      store.close();
+      await store.close();
     },
   };
 }
@@ -154,7 +154,7 @@ async function startLockedRegistryServer(
         : undefined;
     // A server on a PostgreSQL server always takes part in the lease: other processes may share the database.
     const sequencing = options.sequencing === undefined ? DEFAULT_SERVER_SEQUENCING : options.sequencing;
-    opened = openRegistryAt({
+    opened = await openRegistryAt({
       ...options,
       origin,
       pipeline,

@@ -56,18 +56,18 @@ export function startWitnessing(options: WitnessingOptions): RegistryWitnessing 
     policy,
     sizes: openSizeStore(options.dataDir),
     proveConsistency: async (from, to) =>
-      registry.log.proveConsistency(from, to).map((hash) => decodeBase64Strict(hash) as Uint8Array),
+      (await registry.log.proveConsistency(from, to)).map((hash) => decodeBase64Strict(hash) as Uint8Array),
     ...(options.onError === undefined ? {} : { onError: options.onError }),
     ...(options.minIntervalMs === undefined ? {} : { minIntervalMs: options.minIntervalMs }),
     ...(options.initialBackoffMs === undefined ? {} : { initialBackoffMs: options.initialBackoffMs }),
     ...(options.maxBackoffMs === undefined ? {} : { maxBackoffMs: options.maxBackoffMs }),
   });
   let submitted = 0;
-  const feed = (): void => {
+  const feed = async (): Promise<void> => {
     // With several processes on one database, only the sequencer submits (it signed the checkpoint).
     if (registry.sequencingRole === 'follower') return;
     try {
-      const latest = registry.latestCheckpoint();
+      const latest = await registry.latestCheckpoint();
       if (latest && latest.size > submitted) {
         submitted = latest.size;
         submitter.submit(latest.note);
@@ -76,8 +76,8 @@ export function startWitnessing(options: WitnessingOptions): RegistryWitnessing 
       options.onError?.('*', error instanceof Error ? error.message : 'reading the latest checkpoint failed');
     }
   };
-  feed();
-  const timer = setInterval(feed, POLL_MS);
+  void feed();
+  const timer = setInterval(() => void feed(), POLL_MS);
   timer.unref();
   return {
     withCosignatures: (note) => submitter.withCosignatures(note),

@@ -1,3 +1,3 @@
 // Public face of the store: the port the registry, log and fsck use. Implementations live in their own folders.
 
-export type * from './port.ts';
+export * from './port.ts';

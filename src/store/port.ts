@@ -1,6 +1,7 @@
-// The store port: what the registry, the log and fsck need from storage, and nothing about how it is kept.
-// One implementation today (src/store/sqlite/); every method is synchronous and `transaction` runs its work
-// atomically (all of it or none), one writer at a time; `read` gives a consistent snapshot for many reads.
+// The store port (issue 24 §1, §6): what the registry, the log and fsck need from storage, by role, and nothing about
+// how it is kept. Two implementations (src/store/sqlite/, src/store/postgres/); every method returns a Promise,
+// `transaction` runs its work atomically (all of it or none), one writer at a time, and `read` gives one consistent
+// snapshot for many reads. Store calls made inside `work` (in its async context) belong to it.
 
 import type { LogEntryKind } from '../log/entries.ts';
 import type { VersionStatus } from '../protocol/wire.ts';
@@ -135,49 +136,62 @@ export interface ApprovalFilter {
   limit: number;
 }
 
-export interface Store {
+/** Atomic work, snapshots and the storage itself. */
+export interface StoreTransactions {
   /**
-   * Run `work` atomically (synchronous; one writer at a time). A throw rolls all of it back. A store out of room
+   * Run `work` atomically (one writer at a time; store calls awaited inside it are part of it). A throw rolls all of it back. A store out of room
    * throws STORAGE_FULL, a damaged one INTEGRITY_ERROR (after the rollback).
    */
-  transaction<T>(work: () => T): T;
+  transaction<T>(work: () => Promise<T>): Promise<T>;
   /** Run the reads in `work` on one consistent snapshot (other writers go on); errors as in `transaction`. */
-  read<T>(work: () => T): T;
+  read<T>(work: () => Promise<T>): Promise<T>;
   /** Check the storage's own structure (pages, indexes); one line per problem found, none when intact (for fsck). */
-  checkStructure(): string[];
-  close(): void;
-  insertPublisher(namespace: string, tokenHash: string, createdAt: string): PublisherRecord;
-  findPublisherByTokenHash(tokenHash: string): PublisherRecord | undefined;
-  findPublisherById(id: number): PublisherRecord | undefined;
-  findPublisherByNamespace(namespace: string): PublisherRecord | undefined;
-  countPublishers(): number;
+  checkStructure(): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+/** Publishers (namespace owners) and their tokens' hashes. */
+export interface PublisherStore {
+  insertPublisher(namespace: string, tokenHash: string, createdAt: string): Promise<PublisherRecord>;
+  findPublisherByTokenHash(tokenHash: string): Promise<PublisherRecord | undefined>;
+  findPublisherById(id: number): Promise<PublisherRecord | undefined>;
+  findPublisherByNamespace(namespace: string): Promise<PublisherRecord | undefined>;
+  countPublishers(): Promise<number>;
   /** Every publisher, oldest first. */
-  listPublishers(): PublisherRecord[];
+  listPublishers(): Promise<PublisherRecord[]>;
   /** Set `revokedAt` once (a revoked publisher stays revoked). */
-  revokePublisher(id: number, revokedAt: string): void;
+  revokePublisher(id: number, revokedAt: string): Promise<void>;
   /** Replace the token hash (the old token is refused from then on); never for a revoked publisher. */
-  replacePublisherTokenHash(id: number, tokenHash: string): void;
+  replacePublisherTokenHash(id: number, tokenHash: string): Promise<void>;
+}
+
+/** Operators and hosts (issue 13 §3). */
+export interface PrincipalStore {
   /** NAMESPACE_TAKEN when `kind` already has a principal called `name`. */
-  insertPrincipal(kind: PrincipalKind, name: string, tokenHash: string, createdAt: string): PrincipalRecord;
+  insertPrincipal(kind: PrincipalKind, name: string, tokenHash: string, createdAt: string): Promise<PrincipalRecord>;
   /** The operator or host a token hash belongs to (token hashes are unique across kinds). */
-  findPrincipalByTokenHash(tokenHash: string): PrincipalRecord | undefined;
-  findPrincipalById(id: number): PrincipalRecord | undefined;
-  findPrincipal(kind: PrincipalKind, name: string): PrincipalRecord | undefined;
+  findPrincipalByTokenHash(tokenHash: string): Promise<PrincipalRecord | undefined>;
+  findPrincipalById(id: number): Promise<PrincipalRecord | undefined>;
+  findPrincipal(kind: PrincipalKind, name: string): Promise<PrincipalRecord | undefined>;
   /** Every principal of `kind`, oldest first. */
-  listPrincipals(kind: PrincipalKind): PrincipalRecord[];
+  listPrincipals(kind: PrincipalKind): Promise<PrincipalRecord[]>;
   /** Set `revokedAt` once (a revoked principal stays revoked). */
-  revokePrincipal(id: number, revokedAt: string): void;
-  insertApproval(row: NewApprovalRecord): void;
-  getApproval(id: string): ApprovalRecord | undefined;
+  revokePrincipal(id: number, revokedAt: string): Promise<void>;
+}
+
+/** Approval requests and their transitions (issue 13). */
+export interface ApprovalStore {
+  insertApproval(row: NewApprovalRecord): Promise<void>;
+  getApproval(id: string): Promise<ApprovalRecord | undefined>;
   /**
    * The newest request of `hostId` for `digest` still standing at `now` (pending, approved or denied, not expired), if
    * any: an identical request gets it back, so a denial stays a denial until it expires (issue 23 §4).
    */
-  findStandingApproval(hostId: number, digest: string, now: string): ApprovalRecord | undefined;
+  findStandingApproval(hostId: number, digest: string, now: string): Promise<ApprovalRecord | undefined>;
   /** Approvals matching `filter`, newest first. */
-  listApprovals(filter: ApprovalFilter): ApprovalRecord[];
+  listApprovals(filter: ApprovalFilter): Promise<ApprovalRecord[]>;
   /** Every approval, oldest first (for fsck). */
-  listAllApprovals(): ApprovalRecord[];
+  listAllApprovals(): Promise<ApprovalRecord[]>;
   /** pending → approved | denied; false (nothing written) when it is no longer pending. */
   decideApproval(
     id: string,
@@ -188,43 +202,74 @@ export interface Store {
       reason: string | null;
       logIndex: number;
     },
-  ): boolean;
+  ): Promise<boolean>;
   /** approved → consumed; false (nothing written) when it is not approved. */
-  consumeApproval(id: string, consumedAt: string, logIndex: number): boolean;
-  insertBlobIfAbsent(digest: string, bytes: Uint8Array): void;
-  getBlob(digest: string): BlobRecord | undefined;
-  getVersion(name: string, version: string): VersionRecord | undefined;
+  consumeApproval(id: string, consumedAt: string, logIndex: number): Promise<boolean>;
+}
+
+/** Manifest versions and the exact bytes they name. */
+export interface VersionStore {
+  insertBlobIfAbsent(digest: string, bytes: Uint8Array): Promise<void>;
+  getBlob(digest: string): Promise<BlobRecord | undefined>;
+  getVersion(name: string, version: string): Promise<VersionRecord | undefined>;
   /** The digest of the most recently stored version of `name` (any status), for the attestation's previousDigest. */
-  getLatestStoredDigest(name: string): string | undefined;
-  insertVersion(row: Omit<VersionRecord, 'id' | 'status' | 'yankReason' | 'yankedAt' | 'yankLogIndex'>): VersionRecord;
-  markYanked(id: number, reason: string, yankedAt: string, yankLogIndex: number): void;
-  listVersions(name: string): VersionRecord[];
+  getLatestStoredDigest(name: string): Promise<string | undefined>;
+  insertVersion(
+    row: Omit<VersionRecord, 'id' | 'status' | 'yankReason' | 'yankedAt' | 'yankLogIndex'>,
+  ): Promise<VersionRecord>;
+  markYanked(id: number, reason: string, yankedAt: string, yankLogIndex: number): Promise<void>;
+  listVersions(name: string): Promise<VersionRecord[]>;
   /** Versions bound to a digest, with their publisher's namespace (the auditor query). */
-  listVersionsByDigest(digest: string): VersionWithPublisher[];
+  listVersionsByDigest(digest: string): Promise<VersionWithPublisher[]>;
   /**
    * Distinct manifest names in name order after `afterName`; with `query`, only those whose name, or any version's
    * description or tool name, title or description, contains it (case-insensitively for ASCII; `%` and `_` literal).
    */
-  listManifestNames(query: string | undefined, afterName: string | undefined, limit: number): string[];
+  listManifestNames(query: string | undefined, afterName: string | undefined, limit: number): Promise<string[]>;
   /** Every version, oldest first (for fsck). */
-  listAllVersions(): VersionRecord[];
+  listAllVersions(): Promise<VersionRecord[]>;
   /** Every blob, in digest order (for fsck). */
-  listAllBlobs(): BlobRecord[];
+  listAllBlobs(): Promise<BlobRecord[]>;
+}
+
+/** The attestation signing keys. */
+export interface KeyStore {
   /** The kid of the key without `notAfter` (the active one), if any. */
-  activeSigningKid(): string | undefined;
-  listSigningKeys(): SigningKeyRecord[];
-  insertSigningKey(row: SigningKeyRecord): void;
-  retireSigningKey(kid: string, notAfter: number): void;
-  getLogSize(): number;
-  readLogNode(level: number, index: number): Buffer | undefined;
-  insertLogEntry(entry: LogEntryRecord): void;
-  insertLogNode(level: number, index: number, hash: Uint8Array): void;
-  readLogEntries(start: number, end: number): LogEntryRecord[];
+  activeSigningKid(): Promise<string | undefined>;
+  listSigningKeys(): Promise<SigningKeyRecord[]>;
+  insertSigningKey(row: SigningKeyRecord): Promise<void>;
+  retireSigningKey(kid: string, notAfter: number): Promise<void>;
+}
+
+/** The transparency log: leaves, perfect-subtree nodes and signed checkpoints (RFC 6962 §2.1). */
+export interface LogStore {
+  getLogSize(): Promise<number>;
+  readLogNode(level: number, index: number): Promise<Buffer | undefined>;
+  /** Several nodes in one round trip, keyed `level/index`; absent ones are left out. */
+  readLogNodes(nodes: readonly { level: number; index: number }[]): Promise<Map<string, Buffer>>;
+  insertLogEntry(entry: LogEntryRecord): Promise<void>;
+  insertLogNode(level: number, index: number, hash: Uint8Array): Promise<void>;
+  readLogEntries(start: number, end: number): Promise<LogEntryRecord[]>;
   /** Every stored perfect-subtree node (for fsck). */
-  listAllLogNodes(): { level: number; index: number; hash: Buffer }[];
-  listCheckpoints(): CheckpointRecord[];
-  latestCheckpoint(): CheckpointRecord | undefined;
-  insertCheckpoint(row: CheckpointRecord): void;
+  listAllLogNodes(): Promise<{ level: number; index: number; hash: Buffer }[]>;
+  listCheckpoints(): Promise<CheckpointRecord[]>;
+  latestCheckpoint(): Promise<CheckpointRecord | undefined>;
+  insertCheckpoint(row: CheckpointRecord): Promise<void>;
+}
+
+/** Every role: what a store implementation provides (a use case should ask for the roles it needs). */
+export interface Store
+  extends StoreTransactions,
+    PublisherStore,
+    PrincipalStore,
+    ApprovalStore,
+    VersionStore,
+    KeyStore,
+    LogStore {}
+
+/** The key of a log node in `readLogNodes`' answer. */
+export function logNodeKey(level: number, index: number): string {
+  return `${level}/${index}`;
 }
 
 /** Log-writing work one registry process hands to the sequencer (issue 16 §2). */
@@ -265,31 +310,31 @@ export interface SequencingStore {
    * Take the lease for `holder` when it is free or expired, or renew it when `holder` has it, for `ttlMs`; returns the
    * lease as it now is (another holder's when it is taken). One statement, outside any transaction.
    */
-  claimSequencerLease(holder: string, ttlMs: number): SequencerLeaseRecord;
+  claimSequencerLease(holder: string, ttlMs: number): Promise<SequencerLeaseRecord>;
   /**
    * Call `onNotice` soon after work is queued, or finished for a submitter, by any process (a hint: callers poll too);
    * returns the function that stops listening.
    */
   watchLogJobs(onNotice: (notice: { type: 'queued' } | { type: 'finished'; submittedBy: string }) => void): () => void;
   /** Give the lease up at once (on shutdown), if `holder` has it. */
-  releaseSequencerLease(holder: string): void;
+  releaseSequencerLease(holder: string): Promise<void>;
   /**
    * Inside a write transaction: SEQUENCER_UNAVAILABLE unless `holder` holds the lease at `epoch` and it has not
    * expired, so a process that lost its lease (paused, cut off) cannot sequence after its successor started.
    */
-  assertSequencerLease(holder: string, epoch: number): void;
+  assertSequencerLease(holder: string, epoch: number): Promise<void>;
   /** Queue work for the sequencer (committed at once, outside any transaction); returns its id. */
-  enqueueLogJob(kind: LogJobKind, payload: Uint8Array, submittedBy: string): number;
+  enqueueLogJob(kind: LogJobKind, payload: Uint8Array, submittedBy: string): Promise<number>;
   /** Whether any job is queued (one cheap statement, outside any transaction: the sequencer's idle poll). */
-  hasQueuedLogJobs(): boolean;
+  hasQueuedLogJobs(): Promise<boolean>;
   /** Inside a write transaction: up to `limit` queued jobs, oldest first, locked until the transaction ends. */
-  claimQueuedLogJobs(limit: number): LogJobRecord[];
+  claimQueuedLogJobs(limit: number): Promise<LogJobRecord[]>;
   /** Inside the transaction that did the work: queued → done | failed, with the outcome. */
-  finishLogJob(id: number, state: 'done' | 'failed', outcome: Uint8Array): void;
+  finishLogJob(id: number, state: 'done' | 'failed', outcome: Uint8Array): Promise<void>;
   /** The state of each job of `ids` that is no longer queued. */
-  readFinishedLogJobs(ids: readonly number[]): LogJobOutcome[];
+  readFinishedLogJobs(ids: readonly number[]): Promise<LogJobOutcome[]>;
   /** queued → cancelled; false when the sequencer already finished it (read its outcome then). */
-  cancelLogJob(id: number): boolean;
+  cancelLogJob(id: number): Promise<boolean>;
   /** Delete finished or cancelled jobs older than `olderThanMs` (their submitters are gone); returns how many. */
-  purgeLogJobs(olderThanMs: number): number;
+  purgeLogJobs(olderThanMs: number): Promise<number>;
 }

@@ -10,9 +10,9 @@ import { type FieldChange, type ManifestDiff, type ToolDiff, diffManifests } fro
 import { readManifest } from './page-data.ts';
 import { manifestPagePath, versionPagePath } from './paths.ts';
 
-export function renderDiffPage(registry: Registry, name: string, from: string, to: string) {
-  const older = registry.getManifest(name, from);
-  const newer = registry.getManifest(name, to);
+export async function renderDiffPage(registry: Registry, name: string, from: string, to: string) {
+  const older = await registry.getManifest(name, from);
+  const newer = await registry.getManifest(name, to);
   const diff = diffManifests(readManifest(older.bytes), readManifest(newer.bytes));
   return <DiffPage name={name} from={older.record} to={newer.record} diff={diff} />;
 }

@@ -33,8 +33,8 @@ function pageHref(q: string | undefined, after: string | undefined): string {
 }
 
 /** The page for `query`: one call to registry.listManifests. */
-export function renderHomePage(registry: Registry, query: HomeQuery) {
-  const { items, nextAfter } = registry.listManifests(query.q, query.after, HOME_PAGE_SIZE);
+export async function renderHomePage(registry: Registry, query: HomeQuery) {
+  const { items, nextAfter } = await registry.listManifests(query.q, query.after, HOME_PAGE_SIZE);
   return <HomePage query={query} items={items} nextAfter={nextAfter} />;
 }
 

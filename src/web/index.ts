@@ -19,7 +19,7 @@ import { renderManifestPage } from './manifest-page.tsx';
 import { diffPagePath, PAGE_ROUTES, versionPagePath } from './paths.ts';
 import { renderVersionPage } from './version-page.tsx';
 
-type PageResult = Response | Parameters<typeof sendPage>[1];
+type PageResult = Response | Parameters<typeof sendPage>[1] | Promise<Response | Parameters<typeof sendPage>[1]>;
 
 /** Mount the pages on `app` (after the API's routes; none of these paths is an API path). */
 export function mountWebRoutes(app: App, registry: Registry): void {
@@ -36,12 +36,12 @@ export function mountWebRoutes(app: App, registry: Registry): void {
   );
   app.get(
     PAGE_ROUTES.version,
-    page((c) => {
+    page(async (c) => {
       const name = nameOf(c);
       const version = c.req.param('version') ?? '';
       if (version !== 'latest') return renderVersionPage(registry, name, version);
       c.header('Cache-Control', 'no-cache');
-      return c.redirect(versionPagePath(name, registry.resolveLatest(name)), 302);
+      return c.redirect(versionPagePath(name, await registry.resolveLatest(name)), 302);
     }),
   );
   app.get(
@@ -79,7 +79,7 @@ export function mountWebRoutes(app: App, registry: Registry): void {
 /** The rendered page; a ToolsealError as an HTML error page (anything else goes on to the app's error handler). */
 async function respondWithPage(c: Context, render: (c: Context) => PageResult): Promise<Response> {
   try {
-    const result = render(c);
+    const result = await render(c);
     return result instanceof Response ? result : await sendPage(c, result);
   } catch (error) {
     if (!(error instanceof ToolsealError)) throw error;

@@ -24,8 +24,8 @@ interface CheckpointView {
   note: string;
 }
 
-export function renderLogPage(registry: Registry, before: number | undefined) {
-  const latest = registry.latestCheckpoint();
+export async function renderLogPage(registry: Registry, before: number | undefined) {
+  const latest = await registry.latestCheckpoint();
   if (latest === undefined) {
     return (
       <Layout title="Transparency log">
@@ -36,8 +36,7 @@ export function renderLogPage(registry: Registry, before: number | undefined) {
   }
   const end = Math.min(before ?? latest.size, latest.size);
   const start = Math.max(0, end - LOG_PAGE_SIZE);
-  const rows = registry
-    .readLogEntryData(start, end)
+  const rows = (await registry.readLogEntryData(start, end))
     .map((data, offset) => describeLogEntry(start + offset, data))
     .reverse();
   const checkpoint: CheckpointView = {

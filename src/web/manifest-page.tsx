@@ -7,8 +7,8 @@ import type { Registry, VersionRecord } from '../registry/index.ts';
 import { Layout, StatusBadge, Time } from './layout.tsx';
 import { comparePath, diffPagePath, versionPagePath } from './paths.ts';
 
-export function renderManifestPage(registry: Registry, name: string) {
-  const versions = registry.listVersions(name).reverse();
+export async function renderManifestPage(registry: Registry, name: string) {
+  const versions = (await registry.listVersions(name)).reverse();
   return <ManifestPage name={name} versions={versions} />;
 }
 

@@ -28,8 +28,8 @@ interface VersionView {
   claims: AttestationClaims;
 }
 
-export function renderVersionPage(registry: Registry, name: string, version: string) {
-  const stored = registry.getManifest(name, version);
+export async function renderVersionPage(registry: Registry, name: string, version: string) {
+  const stored = await registry.getManifest(name, version);
   const view: VersionView = {
     record: stored.record,
     manifest: readManifest(stored.bytes),

@@ -56,7 +56,7 @@ describe('attestations served by the registry', () => {
   let v1: { bytes: Uint8Array; attestation: Uint8Array };
   let v2: { bytes: Uint8Array; attestation: Uint8Array };
   beforeAll(async () => {
-    env = createTestEnv();
+    env = await createTestEnv();
     for (const version of ['1.0.0', '1.1.0'])
       expect((await postManifest(env.app, manifestBytes({ version, description: version }), env.token)).status).toBe(
         201,
@@ -71,9 +71,9 @@ describe('attestations served by the registry', () => {
     v2 = await fetchPair('1.1.0');
     jwks = (await (await env.app.request('/.well-known/jwks.json')).json()) as Jwks;
   });
-  afterAll(() => env.close());
+  afterAll(async () => await env.close());
 
-  it('is a JCS flattened JWS: protected header {alg: EdDSA, kid, typ}, an in-toto Statement v1 payload', () => {
+  it('is a JCS flattened JWS: protected header {alg: EdDSA, kid, typ}, an in-toto Statement v1 payload', async () => {
     const jws = parseJws(v1.attestation);
     expect(Object.keys(jws)).toEqual(['payload', 'protected', 'signature']);
     expect(Buffer.from(canonicalizeToBytes(jws as unknown as JsonValue)).equals(Buffer.from(v1.attestation))).toBe(
@@ -81,7 +81,7 @@ describe('attestations served by the registry', () => {
     );
     expect(JSON.parse(Buffer.from(jws.protected, 'base64url').toString('utf8'))).toEqual({
       alg: 'EdDSA',
-      kid: env.registry.activeKid,
+      kid: await env.registry.activeKid(),
       typ: ATTESTATION_JWS_TYPE,
     });
     const payloadBytes = Buffer.from(jws.payload, 'base64url');
@@ -106,12 +106,12 @@ describe('attestations served by the registry', () => {
       version: '1.0.0',
       digest: digestOfBytes(v1.bytes),
     });
-    expect(verified.kid).toBe(env.registry.activeKid);
+    expect(verified.kid).toBe(await env.registry.activeKid());
     const { payload, protectedHeader } = await flattenedVerify(
       parseJws(v1.attestation),
       createLocalJWKSet(jwks as never),
     );
-    expect(protectedHeader?.kid).toBe(env.registry.activeKid);
+    expect(protectedHeader?.kid).toBe(await env.registry.activeKid());
     expect(JSON.parse(Buffer.from(payload).toString('utf8'))).toEqual(verified.statement);
   });
 
@@ -173,7 +173,7 @@ describe('attestations served by the registry', () => {
     const statement = JSON.parse(
       Buffer.from(parseJws(v1.attestation).payload, 'base64url').toString('utf8'),
     ) as PublishStatement;
-    const forged = parseJws(signStatement(statement, { ...stranger, kid: env.registry.activeKid }));
+    const forged = parseJws(signStatement(statement, { ...stranger, kid: await env.registry.activeKid() }));
     await expectVerifyCode(verifyAttestation(encode(forged), jwks), 'SIGNATURE_INVALID');
   });
 
@@ -237,13 +237,13 @@ describe('attestations served by the registry', () => {
 });
 
 describe('keys', () => {
-  it('computeKid is the RFC 7638 thumbprint (RFC 8037 appendix A.3 vector)', () => {
+  it('computeKid is the RFC 7638 thumbprint (RFC 8037 appendix A.3 vector)', async () => {
     expect(computeKid({ crv: 'Ed25519', x: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo' })).toBe(
       'kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k',
     );
   });
 
-  it('generateSigningKey writes a 0600 private JWK named by kid; loadSigningKey reads it back; a mismatched file is refused', () => {
+  it('generateSigningKey writes a 0600 private JWK named by kid; loadSigningKey reads it back; a mismatched file is refused', async () => {
     const dir = makeTempDir();
     const key = generateSigningKey(dir);
     const file = join(dir, `${key.kid}.private.jwk.json`);

@@ -112,15 +112,15 @@ describe('approval entries in the audit', () => {
     const server = await startRegistryServer({ dataDir: `${root}/data`, keysDir: `${root}/keys`, port: 0 });
     try {
       const { registry } = server;
-      const { publisher } = registry.createPublisher('io.example.actions');
+      const { publisher } = await registry.createPublisher('io.example.actions');
       await registry.publish(REFUNDS_MANIFEST, publisher);
-      const host = registry.createPrincipal('host', 'host-a').principal;
-      const operator = registry.createPrincipal('operator', 'alice').principal;
-      const approve = registry.requestApproval(host, buildEnvelope(registry));
+      const host = (await registry.createPrincipal('host', 'host-a')).principal;
+      const operator = (await registry.createPrincipal('operator', 'alice')).principal;
+      const approve = await registry.requestApproval(host, await buildEnvelope(registry));
       await registry.decideApproval(operator, approve.id, decisionBody('approve', approve.digest));
-      await registry.consumeApproval(host, approve.id, buildEnvelope(registry));
-      const other = buildEnvelope(registry, '{"amount": 1, "currency": "EUR", "recipient": "x"}');
-      const deny = registry.requestApproval(host, other);
+      await registry.consumeApproval(host, approve.id, await buildEnvelope(registry));
+      const other = await buildEnvelope(registry, '{"amount": 1, "currency": "EUR", "recipient": "x"}');
+      const deny = await registry.requestApproval(host, other);
       await registry.decideApproval(operator, deny.id, decisionBody('deny', deny.digest));
       const { report } = await runAudit({ registry: server.url });
       expect(report.problems).toEqual([]);

@@ -109,7 +109,7 @@ describe('an honest registry passes', () => {
     });
     expect(first.report.warnings.join('\n')).toMatch(/trust on first use/);
     const state = first.nextState!;
-    expect(state.loggedKids).toEqual([t.registry.activeKid]);
+    expect(state.loggedKids).toEqual([await t.registry.activeKid()]);
 
     const unchanged = await auditOnce(state);
     expect(unchanged.report).toMatchObject({
@@ -202,8 +202,8 @@ describe('tampering is detected', () => {
     expect((await auditWithStateFile({ registry: t.url, stateFile: file })).ok).toBe(true);
     const before = readFileSync(file);
     await t.registry.publish(manifestBytes('y'), t.publisher);
-    const victim = t.registry.store.getLogSize() - 1;
-    const entry = t.registry.store.readLogEntries(victim, victim + 1)[0]!;
+    const victim = (await t.registry.store.getLogSize()) - 1;
+    const entry = (await t.registry.store.readLogEntries(victim, victim + 1))[0]!;
     const jws = JSON.parse(entry.data.toString('utf8')) as { signature: string };
     jws.signature = (jws.signature.startsWith('A') ? 'B' : 'A') + jws.signature.slice(1);
     dropTriggers(t, 'log_entries_no_update');
@@ -226,8 +226,8 @@ describe('tampering is detected', () => {
     await publishMany(t, 'x', 3);
     const state = await passingState();
     dropTriggers(t, 'log_entries_no_update');
-    const entry = t.registry.store.readLogEntries(1, 2)[0]!;
-    const other = t.registry.store.readLogEntries(2, 3)[0]!;
+    const entry = (await t.registry.store.readLogEntries(1, 2))[0]!;
+    const other = (await t.registry.store.readLogEntries(2, 3))[0]!;
     sql(t).prepare('UPDATE log_entries SET data = ? WHERE idx = 1').run(other.data);
     expect(entry.data.equals(other.data)).toBe(false);
     // The remembered frontier vouches for leaves [0, 4): nothing new to walk.
@@ -333,7 +333,7 @@ describe('keys and entry shapes', () => {
 
   it('a JWKS that disagrees with the log: a missing key, a shortened validity window', async () => {
     await publishMany(t, 'k', 2);
-    const kid = t.registry.activeKid;
+    const kid = await t.registry.activeKid();
     const jwksRewrite = (edit: (jwks: Jwks) => Jwks): typeof fetch =>
       proxyFetch(async (path, response) =>
         path === '/.well-known/jwks.json' ? Response.json(edit((await response.json()) as Jwks)) : response,
@@ -357,7 +357,7 @@ describe('keys and entry shapes', () => {
     // A second key slipped into the JWKS without a key entry, used to sign a statement over existing bytes.
     const published = await t.registry.publish(manifestBytes('real'), t.publisher);
     const secret = generateSigningKey(join(t.dir, 'keys'));
-    t.registry.store.insertSigningKey({
+    await t.registry.store.insertSigningKey({
       kid: secret.kid,
       publicJwk: JSON.stringify(secret.publicJwk),
       notBefore: 0,
@@ -378,9 +378,9 @@ describe('keys and entry shapes', () => {
       },
     });
     const enc = (value: unknown): Uint8Array => canonicalizeToBytes(value as JsonValue);
-    t.registry.store.transaction(() => {
-      t.registry.log.appendLeaf('attestation', signStatement(statement, secret));
-      t.registry.log.appendLeaf(
+    await t.registry.store.transaction(async () => {
+      await t.registry.log.appendLeaf('attestation', signStatement(statement, secret));
+      await t.registry.log.appendLeaf(
         'key',
         enc({
           type: 'toolseal.key/v1',
@@ -390,14 +390,14 @@ describe('keys and entry shapes', () => {
           retires: null,
         }),
       );
-      t.registry.log.appendLeaf(
+      await t.registry.log.appendLeaf(
         'yank',
         enc({ type: 'toolseal.yank/v1', subject: 'nope', digest: 'sha256:00', reason: '', yankedAt: 'yesterday' }),
       );
-      t.registry.log.appendLeaf('yank', enc({ type: 'something/v1' }));
-      t.registry.log.appendLeaf('yank', new TextEncoder().encode('{"b":1, "a":2}'));
+      await t.registry.log.appendLeaf('yank', enc({ type: 'something/v1' }));
+      await t.registry.log.appendLeaf('yank', new TextEncoder().encode('{"b":1, "a":2}'));
     });
-    t.registry.log.signLatestCheckpoint();
+    await t.registry.log.signLatestCheckpoint();
     const { report } = await auditOnce(state);
     const byIndex = report.problems.map((p) => [p.index, p.code]);
     const base = published.record.logIndex;

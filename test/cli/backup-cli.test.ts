@@ -24,7 +24,7 @@ beforeAll(async () => {
     port: 0,
     app: { onUnexpectedError: () => {} },
   });
-  publisher = live.registry.createPublisher('io.github.acme').publisher;
+  publisher = (await live.registry.createPublisher('io.github.acme')).publisher;
   for (const version of ['1.0.0', '1.1.0', '1.2.0']) {
     await live.registry.publish(manifestBytes({ name: NAME, version }), publisher);
   }
@@ -76,7 +76,9 @@ describe('toolseal backup', () => {
       for (const version of versions) {
         const response = await fetch(`${copy.url}${versionPath(NAME, version)}`);
         expect(response.status, version).toBe(200);
-        expect(Buffer.from(await response.arrayBuffer())).toEqual(live.registry.getManifest(NAME, version).bytes);
+        expect(Buffer.from(await response.arrayBuffer())).toEqual(
+          (await live.registry.getManifest(NAME, version)).bytes,
+        );
       }
       expect((await fetch(`${copy.url}${versionPath(NAME, '2.0.0')}`)).status).toBe(404);
       const verify = await toolseal(['verify', `${NAME}@1.2.0`, '--registry', copy.url], { cwd: root });

@@ -12,7 +12,7 @@ const PAGE = 4096;
 
 /** A registry on disk with enough rows to span many pages, closed (the WAL folded into toolseal.db). */
 async function closedRegistry(): Promise<{ dataDir: string; keysDir: string; file: string }> {
-  const env = createTestEnv({ onDisk: true });
+  const env = await createTestEnv({ onDisk: true });
   for (let i = 0; i < 12; i++) {
     const bytes = manifestBytes({ version: `1.0.${i}`, description: `${i} ${'x'.repeat(3000 + i * 500)}` });
     expect((await postManifest(env.app, bytes, env.token)).status).toBe(201);

@@ -221,7 +221,7 @@ describe('toolseal pin, verify, get', () => {
     expect(jsonLine(foreign.stderr)).toMatchObject({ code: 'NOT_IN_LOG' });
 
     const pinnedKeys = join(cwd, 'jwks.json');
-    writeFileSync(pinnedKeys, JSON.stringify(real.registry.jwks()));
+    writeFileSync(pinnedKeys, JSON.stringify(await real.registry.jwks()));
     const pinnedOk = await toolseal(
       ['verify', REF, '--registry', real.url, '--jwks', pinnedKeys, '--log-key', real.registry.log.verifierString],
       { cwd },

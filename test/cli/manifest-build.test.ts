@@ -15,7 +15,7 @@ import { runCli } from '../helpers/registry-helpers.ts';
 import { startRegistryServer } from '../../src/server/index.ts';
 
 afterAll(removeTrees);
-afterEach(() => vi.restoreAllMocks());
+afterEach(async () => vi.restoreAllMocks());
 
 const example = repoPath('manifests', 'split', 'shipping.json');
 
@@ -96,7 +96,7 @@ describe('toolseal manifest build', () => {
     expect(Buffer.from(built.bytes).toString('utf8')).toBe(built.text);
   });
 
-  it('the split example lives in its own folder, so `serve --dev` (manifests/*.json) does not publish it', () => {
+  it('the split example lives in its own folder, so `serve --dev` (manifests/*.json) does not publish it', async () => {
     const published = readdirSync(repoPath('manifests')).filter((name) => name.endsWith('.json'));
     expect(published).not.toContain('shipping.json');
     expect(readdirSync(repoPath('manifests', 'split', 'schemas')).sort()).toEqual(['address.json', 'money.json']);
@@ -124,7 +124,7 @@ describe('toolseal publish --build', () => {
     const keysDir = join(writeTree({}), 'keys');
     const server = await startRegistryServer({ dataDir: ':memory:', keysDir, port: 0 });
     try {
-      const { token } = server.registry.createPublisher('io.github.acme');
+      const { token } = await server.registry.createPublisher('io.github.acme');
       const built = await buildManifestFile(example);
       const refused = await runCli(['publish', example, '--registry', server.url, '--token', token]);
       expect(refused.code).toBe(1);
@@ -132,7 +132,7 @@ describe('toolseal publish --build', () => {
       const published = await runCli(['publish', example, '--build', '--registry', server.url, '--token', token]);
       expect(published.code, published.stderr).toBe(0);
       expect(JSON.parse(published.stdout)).toMatchObject({ digest: built.result.digest, created: true });
-      expect(server.registry.getManifest('io.github.acme/shipping', '1.0.0').digest).toBe(built.result.digest);
+      expect((await server.registry.getManifest('io.github.acme/shipping', '1.0.0')).digest).toBe(built.result.digest);
       const misplaced = await runCli(['publish', example, '--root', '.', '--registry', server.url, '--token', token]);
       expect(misplaced.code).toBe(2);
       expect(JSON.parse(misplaced.stderr).code).toBe('USAGE');

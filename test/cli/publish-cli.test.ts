@@ -48,7 +48,7 @@ describe('toolseal publish against a registry that lies about the digest', () =>
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
 
-  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  afterAll(async () => new Promise<void>((resolve) => server.close(() => resolve())));
 
   it('exits 1 with DIGEST_MISMATCH naming both digests, and prints nothing on stdout', async () => {
     const result = await runCli(['publish', file, '--registry', url, '--token', 'tsk_whatever']);

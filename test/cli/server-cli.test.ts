@@ -44,14 +44,14 @@ describe('toolseal publisher add', () => {
     expect(other.stdout).toMatch(/^tsk_[A-Za-z0-9_-]{43}\n$/);
 
     const store = openStore({ dataDir });
-    expect(store.countPublishers()).toBe(2);
-    expect(store.findPublisherByTokenHash(hashToken(token))?.namespace).toBe('io.github.acme');
+    expect(await store.countPublishers()).toBe(2);
+    expect((await store.findPublisherByTokenHash(hashToken(token)))?.namespace).toBe('io.github.acme');
     // Case-insensitive uniqueness holds at the store level too (the CLI's pattern only admits lowercase).
-    expect(() => store.insertPublisher('IO.github.acme', hashToken('x'), new Date().toISOString())).toThrow(
+    await expect(store.insertPublisher('IO.github.acme', hashToken('x'), new Date().toISOString())).rejects.toThrow(
       /already has a publisher/,
     );
     sqliteDatabaseOf(store).pragma('wal_checkpoint(TRUNCATE)');
-    store.close();
+    await store.close();
     const files = readAllFiles(dataDir);
     expect(files.includes(Buffer.from(token))).toBe(false);
     expect(files.includes(Buffer.from(other.stdout.trim()))).toBe(false);
@@ -77,8 +77,8 @@ describe('toolseal publisher add', () => {
 
 describe('toolseal keys rotate', () => {
   it('retires the key a running registry uses; its next publish uses the new kid and old attestations still verify', async () => {
-    const env = createTestEnv({ onDisk: true });
-    const oldKid = env.registry.activeKid;
+    const env = await createTestEnv({ onDisk: true });
+    const oldKid = await env.registry.activeKid();
     expect((await postManifest(env.app, manifestBytes({ version: '1.0.0' }), env.token)).status).toBe(201);
 
     const result = await runCli(['keys', 'rotate', '--data', env.dataDir, '--keys', env.keysDir]);
@@ -89,12 +89,12 @@ describe('toolseal keys rotate', () => {
     expect(rotated.active).not.toBe(oldKid);
 
     expect((await postManifest(env.app, manifestBytes({ version: '1.1.0' }), env.token)).status).toBe(201);
-    expect(env.store.getVersion('io.github.acme/widgets', '1.1.0')!.kid).toBe(rotated.active);
+    expect((await env.store.getVersion('io.github.acme/widgets', '1.1.0'))!.kid).toBe(rotated.active);
     const jwks = (await (await env.app.request('/.well-known/jwks.json')).json()) as Jwks;
     expect(jwks.keys.find((key) => key.kid === oldKid)!.exp).toEqual(expect.any(Number));
     expect(jwks.keys.find((key) => key.kid === rotated.active)!.exp).toBeUndefined();
     for (const version of ['1.0.0', '1.1.0']) {
-      const row = env.store.getVersion('io.github.acme/widgets', version)!;
+      const row = (await env.store.getVersion('io.github.acme/widgets', version))!;
       const verified = await verifyAttestation(row.attestation, jwks, {
         name: row.name,
         version,
@@ -102,16 +102,16 @@ describe('toolseal keys rotate', () => {
       });
       expect(verified.kid).toBe(row.kid);
     }
-    env.close();
+    await env.close();
   });
 });
 
 describe('toolseal fsck', () => {
   it('exits 0 on an intact registry (checking checkpoint signatures with --keys) and 1 listing every problem after corruption', async () => {
-    const env = createTestEnv({ onDisk: true });
+    const env = await createTestEnv({ onDisk: true });
     for (const version of ['1.0.0', '1.1.0', '1.2.0'])
       expect((await postManifest(env.app, manifestBytes({ version }), env.token)).status).toBe(201);
-    const checkpoints = env.store.listCheckpoints().length;
+    const checkpoints = (await env.store.listCheckpoints()).length;
 
     const [intact, intactJson] = await Promise.all([
       runCli(['fsck', '--data', env.dataDir, '--keys', env.keysDir]),
@@ -128,9 +128,9 @@ describe('toolseal fsck', () => {
       checked: { blobs: 3, versions: 3, logEntries: 4, checkpointSignatures: checkpoints },
     });
 
-    const blob = env.store.getVersion('io.github.acme/widgets', '1.0.0')!;
-    const attested = env.store.getVersion('io.github.acme/widgets', '1.1.0')!;
-    const logged = env.store.getVersion('io.github.acme/widgets', '1.2.0')!;
+    const blob = (await env.store.getVersion('io.github.acme/widgets', '1.0.0'))!;
+    const attested = (await env.store.getVersion('io.github.acme/widgets', '1.1.0'))!;
+    const logged = (await env.store.getVersion('io.github.acme/widgets', '1.2.0'))!;
     sqliteDatabaseOf(env.store).exec(
       'DROP TRIGGER blobs_no_update; DROP TRIGGER manifest_versions_immutable_columns; DROP TRIGGER log_entries_no_update',
     );
@@ -147,7 +147,7 @@ describe('toolseal fsck', () => {
     sqliteDatabaseOf(env.store)
       .prepare('UPDATE log_entries SET data = ? WHERE idx = ?')
       .run(Buffer.from('{"forged":1}'), logged.logIndex);
-    env.close();
+    await env.close();
 
     const corrupted = await runCli(['fsck', '--data', env.dataDir, '--keys', env.keysDir]);
     expect(corrupted.code).toBe(1);

@@ -81,7 +81,7 @@ describe('npm run --silent toolseal -- … from another folder', () => {
 
   it('pin --lock, verify --jwks and get -o use the user folder (and the default ./toolseal.lock is there too)', async () => {
     const cwd = makeFolder();
-    writeFileSync(join(cwd, 'jwks.json'), JSON.stringify(registry.registry.jwks()));
+    writeFileSync(join(cwd, 'jwks.json'), JSON.stringify(await registry.registry.jwks()));
     const pinned = await npmToolseal(['pin', REF, '--registry', registry.url, '--lock', `${unique}.lock`], { cwd });
     expect(pinned.stderr).toBe('');
     expect(jsonLine(pinned.stdout)).toMatchObject({ pinned: true, lock: `${unique}.lock` });

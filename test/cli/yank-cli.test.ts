@@ -20,12 +20,12 @@ describe('toolseal yank against a registry', () => {
   beforeAll(async () => {
     const root = makeTempDir();
     server = await startRegistryServer({ dataDir: join(root, 'data'), keysDir: join(root, 'keys'), port: 0 });
-    token = server.registry.createPublisher('io.github.acme').token;
-    otherToken = server.registry.createPublisher('io.github.other').token;
+    token = (await server.registry.createPublisher('io.github.acme')).token;
+    otherToken = (await server.registry.createPublisher('io.github.other')).token;
     for (const version of ['1.0.0', '1.1.0'])
-      await server.registry.publish(manifestBytes({ version }), server.registry.authenticate(token));
+      await server.registry.publish(manifestBytes({ version }), await server.registry.authenticate(token));
   });
-  afterAll(() => server.close());
+  afterAll(async () => server.close());
 
   it('prints one JSON object; a second yank keeps the first reason and says so; the env may stand for the flags', async () => {
     const first = await runCli(['yank', REF, '--reason', 'leaks a token', '--registry', server.url, '--token', token]);
@@ -36,7 +36,7 @@ describe('toolseal yank against a registry', () => {
     expect(answer).toEqual({
       name: 'io.github.acme/widgets',
       version: '1.0.0',
-      digest: server.store.getVersion('io.github.acme/widgets', '1.0.0')!.digest,
+      digest: (await server.store.getVersion('io.github.acme/widgets', '1.0.0'))!.digest,
       status: 'yanked',
       yankReason: 'leaks a token',
       yankedAt: expect.any(String),
@@ -73,7 +73,7 @@ describe('toolseal yank against a registry', () => {
       expect(error.message).toMatch(/^\/v1\/manifests\/io\.github\.acme\/widgets\/[^/]+\/yank: /);
       expect(error.pointer).toBe(pointer);
     });
-    expect(server.store.getVersion('io.github.acme/widgets', '1.1.0')!.status).toBe('active');
+    expect((await server.store.getVersion('io.github.acme/widgets', '1.1.0'))!.status).toBe('active');
   });
 
   it('usage errors exit 2 before any request', async () => {
@@ -109,7 +109,7 @@ describe('toolseal yank against a registry that lies', () => {
     await new Promise<void>((resolve) => liar.listen(0, '127.0.0.1', resolve));
     url = `http://127.0.0.1:${(liar.address() as AddressInfo).port}`;
   });
-  afterAll(() => new Promise<void>((resolve) => liar.close(() => resolve())));
+  afterAll(async () => new Promise<void>((resolve) => liar.close(() => resolve())));
 
   it('a verification code it claims, or an answer about another version, is FETCH_FAILED', async () => {
     const yanked = {

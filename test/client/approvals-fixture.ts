@@ -62,9 +62,9 @@ export interface ApprovalsFixture {
 export async function startApprovalsRegistry(): Promise<ApprovalsFixture> {
   const root = makeTempDir();
   const server = await startRegistryServer({ dataDir: join(root, 'data'), keysDir: join(root, 'keys'), port: 0 });
-  const publisherToken = server.registry.createPublisher('io.github.acme').token;
+  const publisherToken = (await server.registry.createPublisher('io.github.acme')).token;
   const manifest = utf8(JSON.stringify({ name: MANIFEST_NAME, version: MANIFEST_VERSION, tools: [refundTool] }));
-  await server.registry.publish(manifest, server.registry.authenticate(publisherToken));
+  await server.registry.publish(manifest, await server.registry.authenticate(publisherToken));
   const signed = selectSignedTool(runPipeline(manifest).canonicalBytes, 'refund', server.origin);
   const action = (argumentsJson: string, audience = HOST_NAME): Action =>
     computeAction(signed, readCallArguments(utf8(argumentsJson)), audience);
@@ -76,9 +76,9 @@ export async function startApprovalsRegistry(): Promise<ApprovalsFixture> {
   return {
     server,
     url: server.url,
-    operatorToken: createPrincipal(server.store, 'operator', 'alice').token,
-    hostToken: createPrincipal(server.store, 'host', HOST_NAME).token,
-    otherHostToken: createPrincipal(server.store, 'host', 'other-host').token,
+    operatorToken: (await createPrincipal(server.store, 'operator', 'alice')).token,
+    hostToken: (await createPrincipal(server.store, 'host', HOST_NAME)).token,
+    otherHostToken: (await createPrincipal(server.store, 'host', 'other-host')).token,
     publisherToken,
     action,
     envelope,

@@ -15,12 +15,12 @@ describe('an oversized publish body on a real socket', () => {
   let env: TestEnv;
   let server: RunningServer;
   beforeAll(async () => {
-    env = createTestEnv();
+    env = await createTestEnv();
     server = await startHttpServer(env.app, 0);
   });
   afterAll(async () => {
     await server.close();
-    env.close();
+    await env.close();
     cleanupTempDirs();
   });
 
@@ -125,7 +125,7 @@ describe('a client that disconnects in the middle of its body', () => {
   let server: RunningServer;
   const answered: Promise<Response>[] = [];
   beforeAll(async () => {
-    env = createTestEnv();
+    env = await createTestEnv();
     // Record what the app answers each request with.
     server = await startHttpServer(
       {
@@ -140,10 +140,10 @@ describe('a client that disconnects in the middle of its body', () => {
   });
   afterAll(async () => {
     await server.close();
-    env.close();
+    await env.close();
     cleanupTempDirs();
   });
-  afterEach(() => vi.restoreAllMocks());
+  afterEach(async () => vi.restoreAllMocks());
 
   async function sendHalfAndDestroy(path: string): Promise<Response> {
     const body = path.endsWith('/yank') ? Buffer.from(`{"reason":"${'x'.repeat(2000)}"}`) : manifestBytes({}, 2);
@@ -179,7 +179,7 @@ describe('a client that disconnects in the middle of its body', () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     for (const spy of logged) expect(spy).not.toHaveBeenCalled();
     vi.restoreAllMocks();
-    expect(env.store.getVersion('io.github.acme/widgets', '1.0.0')).toBeUndefined();
+    expect(await env.store.getVersion('io.github.acme/widgets', '1.0.0')).toBeUndefined();
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
     answered.splice(0);
   });
@@ -197,7 +197,7 @@ describe('a client that disconnects in the middle of its body', () => {
     expect(env.unexpectedErrors).toEqual([]);
     expect(response.headers.get('x-hono-already-sent')).toBe('true');
     expect(error).not.toHaveBeenCalled();
-    expect(env.store.getVersion('io.github.acme/widgets', '1.0.0')?.status).toBe('active');
+    expect((await env.store.getVersion('io.github.acme/widgets', '1.0.0'))?.status).toBe('active');
   });
 });
 

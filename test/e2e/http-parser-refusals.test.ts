@@ -21,12 +21,12 @@ describe('requests the HTTP parser or the adapter refuses', () => {
   let env: TestEnv;
   let server: RunningServer;
   beforeAll(async () => {
-    env = createTestEnv();
+    env = await createTestEnv();
     server = await startHttpServer(env.app, 0);
   });
   afterAll(async () => {
     await server.close();
-    env.close();
+    await env.close();
     cleanupTempDirs();
   });
 

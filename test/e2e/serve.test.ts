@@ -49,7 +49,7 @@ describe('toolseal serve on 127.0.0.1', () => {
     ]);
     devToken = readFileSync(join(dataDir, 'dev-token.txt'), 'utf8').trim();
   });
-  afterAll(() => {
+  afterAll(async () => {
     server?.kill();
     cleanupTempDirs();
   });
@@ -261,7 +261,7 @@ describe('toolseal serve on 127.0.0.1', () => {
     agent.destroy();
 
     const store = openStore({ dataDir });
-    expect(store.getVersion('io.github.acme/inflight', '1.0.0')?.digest).toBe(runPipeline(body).digest);
-    store.close();
+    expect((await store.getVersion('io.github.acme/inflight', '1.0.0'))?.digest).toBe(runPipeline(body).digest);
+    await store.close();
   });
 });

@@ -52,15 +52,15 @@ export async function startApprovalRegistry(
     ...(options.ttlSeconds === undefined ? {} : { approvalTtlSeconds: options.ttlSeconds }),
   });
   const { registry } = server;
-  const { publisher } = registry.createPublisher(REFUND_NAMESPACE);
+  const { publisher } = await registry.createPublisher(REFUND_NAMESPACE);
   await registry.publish(refundManifestBytes(), publisher);
-  const hostToken = registry.createPrincipal('host', HOST_NAME).token;
-  const operatorToken = registry.createPrincipal('operator', OPERATOR_NAME).token;
+  const hostToken = (await registry.createPrincipal('host', HOST_NAME)).token;
+  const operatorToken = (await registry.createPrincipal('operator', OPERATOR_NAME)).token;
   return {
     url: server.url,
     registry,
     origin: registry.origin,
-    signedBytes: registry.getManifest(REFUND_MANIFEST_NAME, REFUND_VERSION).bytes,
+    signedBytes: (await registry.getManifest(REFUND_MANIFEST_NAME, REFUND_VERSION)).bytes,
     hostToken,
     operatorToken,
     host: new ApprovalsClient({ registry: server.url, token: hostToken }),

@@ -29,7 +29,7 @@ beforeAll(async () => {
   registry = await startTestRegistry();
   impostor = await startTestRegistry();
   const outcome = await registry.publish(Buffer.from(JSON.stringify(manifestWithCapabilities(fixtureTools))));
-  signedTools = presentable(registry.registry.getManifest(FIXTURE_MANIFEST_NAME, VERSION).bytes);
+  signedTools = presentable((await registry.registry.getManifest(FIXTURE_MANIFEST_NAME, VERSION)).bytes);
   published = { digest: outcome.record.digest, kid: outcome.record.kid, logIndex: outcome.record.logIndex };
 });
 
@@ -94,8 +94,8 @@ describe("toolseal guard: the host options verify takes (--lock, --log-key, --jw
   it('--log-key and --jwks pin the keys: foreign ones refuse before the server starts, the right ones verify', async () => {
     const foreignJwks = join(dir, 'foreign-jwks.json');
     const ownJwks = join(dir, 'jwks.json');
-    await writeFile(foreignJwks, JSON.stringify(impostor.registry.jwks()));
-    await writeFile(ownJwks, JSON.stringify(registry.registry.jwks()));
+    await writeFile(foreignJwks, JSON.stringify(await impostor.registry.jwks()));
+    await writeFile(ownJwks, JSON.stringify(await registry.registry.jwks()));
     const refusals: [string[], string][] = [
       [['--log-key', impostor.registry.log.verifierString], 'NOT_IN_LOG'],
       [['--jwks', foreignJwks], 'UNKNOWN_KEY'],

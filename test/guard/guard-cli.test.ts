@@ -64,7 +64,7 @@ beforeAll(async () => {
   expect(captured.code, captured.stderr).toBe(0);
   const draft = JSON.parse(captured.stdout) as { tools: unknown[] };
   const outcome = await registry.publish(Buffer.from(JSON.stringify(manifestWithCapabilities(draft.tools))));
-  signedBytes = registry.registry.getManifest(FIXTURE_MANIFEST_NAME, VERSION).bytes;
+  signedBytes = (await registry.registry.getManifest(FIXTURE_MANIFEST_NAME, VERSION)).bytes;
   expect(outcome.record.digest).toBe(localSigned.digest);
   signedTools = presentable(signedBytes);
   published = { digest: outcome.record.digest, kid: outcome.record.kid, logIndex: outcome.record.logIndex };

@@ -32,17 +32,18 @@ export async function createApprovalEnv(options: TestEnvOptions = {}): Promise<A
   // Time moves only when the test says, so expiry boundaries are exact.
   const start = Date.now();
   let offsetMs = 0;
-  const t = createTestEnv({
+  const t = await createTestEnv({
     namespace: 'io.example.actions',
     clock: () => new Date(start + offsetMs),
     ...options,
   });
   await t.registry.publish(REFUNDS_MANIFEST, t.publisher);
-  const operator = t.registry.createPrincipal('operator', 'alice');
-  const host = t.registry.createPrincipal('host', 'host-a');
-  const signed = selectSignedTool(t.registry.getManifest(REFUNDS_NAME, '1.0.0').bytes, 'refund', t.registry.origin);
+  const operator = await t.registry.createPrincipal('operator', 'alice');
+  const host = await t.registry.createPrincipal('host', 'host-a');
+  const stored = (await t.registry.getManifest(REFUNDS_NAME, '1.0.0')).bytes;
+  const signed = selectSignedTool(stored, 'refund', t.registry.origin);
   const envelope = (argumentsText = REFUND_4200, change: Record<string, unknown> = {}, tool = 'refund'): Uint8Array =>
-    buildEnvelope(t.registry, argumentsText, change, tool);
+    envelopeOf(stored, t.registry.origin, argumentsText, change, tool);
   return {
     ...t,
     operator: operator.principal,
@@ -61,16 +62,28 @@ export async function createApprovalEnv(options: TestEnvOptions = {}): Promise<A
  * A travelling envelope for the refunds manifest on `registry`: `argumentsText` spliced in as exact bytes, the other
  * members those of the signed tool (audience host-a) unless `change` overrides or adds them.
  */
-export function buildEnvelope(
+export async function buildEnvelope(
   registry: Registry,
   argumentsText = REFUND_4200,
   change: Record<string, unknown> = {},
   tool = 'refund',
+): Promise<Uint8Array> {
+  const stored = (await registry.getManifest(REFUNDS_NAME, '1.0.0')).bytes;
+  return envelopeOf(stored, registry.origin, argumentsText, change, tool);
+}
+
+/** The envelope of buildEnvelope, from the stored manifest bytes and the registry's origin. */
+function envelopeOf(
+  stored: Uint8Array,
+  origin: string,
+  argumentsText: string,
+  change: Record<string, unknown>,
+  tool: string,
 ): Uint8Array {
-  const signed = selectSignedTool(registry.getManifest(REFUNDS_NAME, '1.0.0').bytes, tool, registry.origin);
+  const signed = selectSignedTool(stored, tool, origin);
   const head = JSON.stringify({
     type: 'toolseal.action/v1',
-    registry: registry.origin,
+    registry: origin,
     manifest: REFUNDS_REF,
     manifestDigest: signed.manifestDigest,
     tool,

@@ -125,6 +125,7 @@ export interface TestEnvOptions {
   committer?: (where: { dataDir: string; keysDir: string; origin: string }) => PublishCommitter;
   /** How long approval requests stay open (the registry's default otherwise). */
   approvalTtlSeconds?: number;
+  maxPendingWrites?: number;
 }
 
 export interface TestEnv {
@@ -139,19 +140,19 @@ export interface TestEnv {
   unexpectedErrors: unknown[];
   /** Another app over the same registry (e.g. with `cacheBytes: 0`). */
   newApp(deps?: Omit<AppDeps, 'registry'>): ReturnType<typeof createApp>;
-  addPublisher(namespace: string): string;
-  close(): void;
+  addPublisher(namespace: string): Promise<string>;
+  close(): Promise<void>;
   /** Closes the committer too (the env's own one, when `committer` was given), then the store. */
   closeAll(): Promise<void>;
 }
 
-export function createTestEnv(options: TestEnvOptions = {}): TestEnv {
+export async function createTestEnv(options: TestEnvOptions = {}): Promise<TestEnv> {
   const root = makeTempDir();
   const dataDir = options.onDisk ? join(root, 'data') : ':memory:';
   const keysDir = join(root, 'keys');
   const origin = options.origin ?? 'http://127.0.0.1:8787';
   const committer = options.committer?.({ dataDir, keysDir, origin });
-  const { store, registry, close } = openRegistryAt({
+  const { store, registry, close } = await openRegistryAt({
     dataDir,
     keysDir,
     origin,
@@ -160,11 +161,12 @@ export function createTestEnv(options: TestEnvOptions = {}): TestEnv {
     ...(options.limits ? { limits: options.limits } : {}),
     ...(options.pipeline ? { pipeline: options.pipeline } : {}),
     ...(options.approvalTtlSeconds ? { approvalTtlSeconds: options.approvalTtlSeconds } : {}),
+    ...(options.maxPendingWrites ? { maxPendingWrites: options.maxPendingWrites } : {}),
   });
   const unexpectedErrors: unknown[] = [];
   const newApp = (deps: Omit<AppDeps, 'registry'> = {}): ReturnType<typeof createApp> =>
     createApp({ onUnexpectedError: (error) => unexpectedErrors.push(error), ...options.app, ...deps, registry });
-  const { publisher, token } = registry.createPublisher(options.namespace ?? 'io.github.acme');
+  const { publisher, token } = await registry.createPublisher(options.namespace ?? 'io.github.acme');
   return {
     root,
     dataDir,
@@ -176,7 +178,7 @@ export function createTestEnv(options: TestEnvOptions = {}): TestEnv {
     token,
     unexpectedErrors,
     newApp,
-    addPublisher: (namespace) => registry.createPublisher(namespace).token,
+    addPublisher: async (namespace) => (await registry.createPublisher(namespace)).token,
     close: () => store.close(),
     closeAll: close,
   };

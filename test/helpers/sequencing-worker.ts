@@ -35,7 +35,6 @@ export interface ClaimResult {
 }
 
 const setup = workerData as SequencingWorkerSetup;
-const store = openPostgresStore({ url: setup.url });
 
 /** Wait until `parties` racers have each arrived `count` times. */
 function arrive(barrier: Int32Array, parties: number, count: number): void {
@@ -48,29 +47,40 @@ function arrive(barrier: Int32Array, parties: number, count: number): void {
   }
 }
 
-try {
-  if (setup.mode === 'lease-race') {
-    const rounds: LeaseRaceRound[] = [];
-    parentPort!.postMessage('ready');
-    for (let round = 0; round < setup.rounds; round++) {
-      arrive(setup.barrier, setup.parties, 2 * round + 1);
-      const lease = store.claimSequencerLease(setup.holder, setup.ttlMs);
-      rounds.push({ holder: lease.holder, epoch: lease.epoch });
-      // Every racer has claimed before the winner gives the lease up for the next round.
-      arrive(setup.barrier, setup.parties, 2 * round + 2);
-      if (lease.holder === setup.holder) store.releaseSequencerLease(setup.holder);
+async function run(): Promise<void> {
+  const store = await openPostgresStore({ url: setup.url });
+  try {
+    if (setup.mode === 'lease-race') {
+      const rounds: LeaseRaceRound[] = [];
+      parentPort!.postMessage('ready');
+      for (let round = 0; round < setup.rounds; round++) {
+        arrive(setup.barrier, setup.parties, 2 * round + 1);
+        const lease = await store.claimSequencerLease(setup.holder, setup.ttlMs);
+        rounds.push({ holder: lease.holder, epoch: lease.epoch });
+        // Every racer has claimed before the winner gives the lease up for the next round.
+        arrive(setup.barrier, setup.parties, 2 * round + 2);
+        if (lease.holder === setup.holder) await store.releaseSequencerLease(setup.holder);
+      }
+      parentPort!.postMessage(rounds);
+    } else {
+      parentPort!.postMessage('ready');
+      Atomics.wait(setup.go, 0, 0);
+      const claimed = await store.transaction(async () => {
+        const jobs = await store.claimQueuedLogJobs(64);
+        for (const job of jobs)
+          await store.finishLogJob(job.id, 'done', Buffer.from(`claimed by the thread: ${job.id}`));
+        return jobs.map((job) => job.id);
+      });
+      parentPort!.postMessage({ claimed } satisfies ClaimResult);
     }
-    parentPort!.postMessage(rounds);
-  } else {
-    parentPort!.postMessage('ready');
-    Atomics.wait(setup.go, 0, 0);
-    const claimed = store.transaction(() => {
-      const jobs = store.claimQueuedLogJobs(64);
-      for (const job of jobs) store.finishLogJob(job.id, 'done', Buffer.from(`claimed by the thread: ${job.id}`));
-      return jobs.map((job) => job.id);
-    });
-    parentPort!.postMessage({ claimed } satisfies ClaimResult);
+  } finally {
+    await store.close();
   }
-} finally {
-  store.close();
 }
+
+// A failure is rethrown in the thread, so the test sees an `error` event.
+run().catch((error: unknown) => {
+  process.nextTick(() => {
+    throw error;
+  });
+});

@@ -25,7 +25,7 @@ import { cleanupTempDirs, expectProblem, makeTempDir, snapshotDb } from '../help
 afterAll(cleanupTempDirs);
 
 let t: ApprovalEnv;
-afterEach(() => t?.close());
+afterEach(async () => t?.close());
 
 function call(method: string, path: string, token?: string, body?: Uint8Array | string): Promise<Response> {
   return Promise.resolve(
@@ -61,7 +61,7 @@ describe('GET /v1/whoami', () => {
     expect(none.headers.get('WWW-Authenticate')).toBe('Bearer realm="toolseal"');
     await expectProblem(none, 'UNAUTHENTICATED');
     await expectProblem(await call('GET', '/v1/whoami', 'tsh_nope'), 'UNAUTHENTICATED');
-    t.store.revokePrincipal(t.host.id, new Date().toISOString());
+    await t.store.revokePrincipal(t.host.id, new Date().toISOString());
     await expectProblem(await call('GET', '/v1/whoami', t.hostToken), 'UNAUTHENTICATED');
   });
 });
@@ -116,9 +116,9 @@ describe('GET /v1/approvals and /v1/approvals/{id}', () => {
     expect(asHost.headers.get('Cache-Control')).toBe('no-store');
     const body = (await asHost.json()) as ApprovalResponse;
     expect(body).toMatchObject({ id, digest, status: 'pending', tool: { name: 'refund' } });
-    expect(Buffer.from(body.commitmentSalt, 'base64url').equals(t.store.getApproval(id)!.salt)).toBe(true);
+    expect(Buffer.from(body.commitmentSalt, 'base64url').equals((await t.store.getApproval(id))!.salt)).toBe(true);
     expect(await (await call('GET', approvalPath(id), t.operatorToken)).json()).toEqual(body);
-    const otherHost = t.registry.createPrincipal('host', 'host-b').token;
+    const otherHost = (await t.registry.createPrincipal('host', 'host-b')).token;
     await expectProblem(await call('GET', approvalPath(id), otherHost), 'NOT_FOUND');
     await expectProblem(await call('GET', approvalPath(id), t.token), 'FORBIDDEN');
     await expectProblem(await call('GET', approvalPath(`apr_${'x'.repeat(22)}`), t.operatorToken), 'NOT_FOUND');
@@ -137,7 +137,7 @@ describe('GET /v1/approvals and /v1/approvals/{id}', () => {
     expect(response.status).toBe(200);
     const text = await response.text();
     expect(JSON.parse(text).items.map((item: { id: string }) => item.id)).toEqual([second.id, first.id]);
-    const salt = t.store.getApproval(first.id)!.salt.toString('base64url');
+    const salt = (await t.store.getApproval(first.id))!.salt.toString('base64url');
     for (const hidden of [salt, 'commitmentSalt', 'cust_A', 'envelope', 'material']) expect(text).not.toContain(hidden);
     const limited = await call('GET', '/v1/approvals?limit=1', t.operatorToken);
     expect(((await limited.json()) as { items: unknown[] }).items).toHaveLength(1);
@@ -200,11 +200,11 @@ describe('16 concurrent consumes over HTTP', () => {
     });
     try {
       const { registry } = server;
-      const publisher = registry.createPublisher('io.example.actions');
+      const publisher = await registry.createPublisher('io.example.actions');
       await registry.publish(REFUNDS_MANIFEST, publisher.publisher);
-      const host = registry.createPrincipal('host', 'host-a').token;
-      const operator = registry.createPrincipal('operator', 'alice').token;
-      const envelope = buildEnvelope(registry);
+      const host = (await registry.createPrincipal('host', 'host-a')).token;
+      const operator = (await registry.createPrincipal('operator', 'alice')).token;
+      const envelope = await buildEnvelope(registry);
       const post = (path: string, token: string, body: Uint8Array | string) =>
         fetch(`${server.url}${path}`, {
           method: 'POST',
@@ -224,8 +224,7 @@ describe('16 concurrent consumes over HTTP', () => {
         const body = (await answer.json()) as { code?: string };
         if (answer.status === 409) expect(body.code).toBe('APPROVAL_CONSUMED');
       }
-      const kinds = server.store
-        .readLogEntries(0, server.store.getLogSize())
+      const kinds = (await server.store.readLogEntries(0, await server.store.getLogSize()))
         .map((entry) => parseLogEntry(entry.data))
         .map((parsed) => (parsed.ok ? parsed.kind : 'bad'));
       expect(kinds.filter((kind) => kind === 'approval-consumption')).toHaveLength(1);

@@ -16,7 +16,7 @@ afterAll(cleanupTempDirs);
 
 describe('Authorization: the scheme in any case', () => {
   it('publishes with `bearer`, `BEARER` and `BeArEr` (201 each), as with `Bearer`', async () => {
-    const env = createTestEnv();
+    const env = await createTestEnv();
     for (const [i, scheme] of ['bearer', 'BEARER', 'BeArEr', 'Bearer'].entries()) {
       const response = await postManifest(env.app, manifestBytes({ version: `1.0.${i}` }), undefined, {
         Authorization: `${scheme} ${env.token}`,
@@ -24,12 +24,12 @@ describe('Authorization: the scheme in any case', () => {
       expect(response.status, `${scheme}: ${await response.clone().text()}`).toBe(201);
       expect(((await response.json()) as { version: string }).version).toBe(`1.0.${i}`);
     }
-    expect(env.store.getVersion('io.github.acme/widgets', '1.0.0')?.publisherId).toBe(env.publisher.id);
-    env.close();
+    expect((await env.store.getVersion('io.github.acme/widgets', '1.0.0'))?.publisherId).toBe(env.publisher.id);
+    await env.close();
   });
 
   it('yanks with a lowercase scheme too', async () => {
-    const env = createTestEnv();
+    const env = await createTestEnv();
     expect((await postManifest(env.app, manifestBytes(), env.token)).status).toBe(201);
     const response = await env.app.request('/v1/manifests/io.github.acme/widgets/1.0.0/yank', {
       method: 'POST',
@@ -41,11 +41,11 @@ describe('Authorization: the scheme in any case', () => {
       await postYank(env.app, '/v1/manifests/io.github.acme/widgets/1.0.0', { reason: 'x' }, 'tsk_wrong'),
       'UNAUTHENTICATED',
     );
-    env.close();
+    await env.close();
   });
 
   it('the token keeps its case: a lowercased token is 401; a scheme with no space before the token is 401', async () => {
-    const env = createTestEnv();
+    const env = await createTestEnv();
     const lowered = env.token.toLowerCase();
     expect(lowered).not.toBe(env.token);
     await expectProblem(
@@ -56,10 +56,10 @@ describe('Authorization: the scheme in any case', () => {
       await postManifest(env.app, manifestBytes(), undefined, { Authorization: `BEARER${env.token}` }),
       'UNAUTHENTICATED',
     );
-    env.close();
+    await env.close();
   });
 
-  it('readBearerToken: the scheme in any case, one or more spaces, the token as sent', () => {
+  it('readBearerToken: the scheme in any case, one or more spaces, the token as sent', async () => {
     for (const scheme of ['bearer', 'BEARER', 'Bearer', 'bEaReR'])
       expect(readBearerToken(`${scheme} tsk_AbC-1.2~3+4/5==`)).toBe('tsk_AbC-1.2~3+4/5==');
     expect(readBearerToken('bearer   tsk_x')).toBe('tsk_x');

@@ -67,7 +67,7 @@ describe('fast reads in front of the router', () => {
       port: 0,
       app: { cache },
     });
-    ({ token } = server.registry.createPublisher('io.github.acme'));
+    ({ token } = await server.registry.createPublisher('io.github.acme'));
     const upload = manifestBytes({}, 2);
     const published = await fetch(`${server.url}/v1/manifests`, {
       method: 'POST',
@@ -107,7 +107,7 @@ describe('fast reads in front of the router', () => {
     expect(names).toEqual(expect.arrayContaining(['cache-control', 'content-length', 'content-type', 'etag', 'link']));
     expect(names).toContain('repr-digest');
 
-    const row = server.store.getVersion(NAME, '1.0.0')!;
+    const row = (await server.store.getVersion(NAME, '1.0.0'))!;
     const attestation = await expectSameAnswerTwice(`${VERSION_PATH}/attestation`);
     expect(attestation.body.equals(row.attestation)).toBe(true);
     expect(attestation.headers).toContain('application/jose+json');

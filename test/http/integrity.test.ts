@@ -40,7 +40,7 @@ async function expectIntegrityError(response: Response, corrupted: Buffer): Prom
 
 describe('corrupted stored bytes', () => {
   it('a corrupted blob row is 500 INTEGRITY_ERROR by version and by digest, on every read, with no cache', async () => {
-    const env = createTestEnv({ app: { cacheBytes: 0 } });
+    const env = await createTestEnv({ app: { cacheBytes: 0 } });
     const { canonical, digest } = await publishOne(env);
     // A first read succeeds (and, with cacheBytes 0, keeps nothing).
     expect((await env.app.request(PATH)).status).toBe(200);
@@ -55,29 +55,29 @@ describe('corrupted stored bytes', () => {
         corrupted,
       );
     }
-    env.close();
+    await env.close();
   });
 
   it('corrupting before the first read: a caching app refuses too', async () => {
-    const env = createTestEnv();
+    const env = await createTestEnv();
     const { canonical, digest } = await publishOne(env);
     const corrupted = Buffer.concat([canonical, Buffer.from(' ')]);
     corruptBlob(env, digest, corrupted);
     await expectIntegrityError(await env.app.request(PATH), corrupted);
     await expectIntegrityError(await env.app.request(`/v1/blobs/${digest}`), corrupted);
-    env.close();
+    await env.close();
   });
 
   it('a size column that disagrees with the bytes is an integrity error too', async () => {
-    const env = createTestEnv({ app: { cacheBytes: 0 } });
+    const env = await createTestEnv({ app: { cacheBytes: 0 } });
     const { canonical, digest } = await publishOne(env);
     corruptBlob(env, digest, canonical, canonical.byteLength + 1);
     await expectProblem(await env.app.request(PATH), 'INTEGRITY_ERROR');
-    env.close();
+    await env.close();
   });
 
   it('bytes verified and cached before the row was corrupted are still the right bytes; a fresh app refuses', async () => {
-    const env = createTestEnv();
+    const env = await createTestEnv();
     const { canonical, digest } = await publishOne(env);
     expect((await env.app.request(PATH)).status).toBe(200);
     const corrupted = Buffer.from(canonical.toString('utf8').replace('original text', 'tampered text'));
@@ -86,23 +86,23 @@ describe('corrupted stored bytes', () => {
     expect(cached.status).toBe(200);
     expect(Buffer.from(await bodyBytes(cached)).equals(canonical)).toBe(true);
     await expectIntegrityError(await env.newApp().request(PATH), corrupted);
-    env.close();
+    await env.close();
   });
 
   it('bytes corrupted in memory after they were cached are never served', async () => {
-    const env = createTestEnv();
+    const env = await createTestEnv();
     const { canonical, digest } = await publishOne(env);
     // Capture the very buffers the app receives from the registry (and caches), then corrupt them in place.
     const handedOut: Buffer[] = [];
     const getManifest = env.registry.getManifest.bind(env.registry);
     const getBlob = env.registry.getBlob.bind(env.registry);
-    vi.spyOn(env.registry, 'getManifest').mockImplementation((name, version) => {
-      const stored = getManifest(name, version);
+    vi.spyOn(env.registry, 'getManifest').mockImplementation(async (name, version) => {
+      const stored = await getManifest(name, version);
       handedOut.push(stored.bytes);
       return stored;
     });
-    vi.spyOn(env.registry, 'getBlob').mockImplementation((d) => {
-      const blob = getBlob(d);
+    vi.spyOn(env.registry, 'getBlob').mockImplementation(async (d) => {
+      const blob = await getBlob(d);
       handedOut.push(blob.bytes);
       return blob;
     });
@@ -125,15 +125,15 @@ describe('corrupted stored bytes', () => {
       }
     }
     vi.restoreAllMocks();
-    env.close();
+    await env.close();
   });
 });
 
 describe('errors never leak server paths or internals', () => {
   it('no problem body names the data or keys folder, a stack frame or a cause, even for internal errors', async () => {
-    const env = createTestEnv({ onDisk: true });
+    const env = await createTestEnv({ onDisk: true });
     const { digest } = await publishOne(env);
-    const otherToken = env.addPublisher('io.github.other');
+    const otherToken = await env.addPublisher('io.github.other');
     const bodies: string[] = [];
     const collect = async (response: Response | Promise<Response>): Promise<Response> => {
       const r = await response;
@@ -172,7 +172,7 @@ describe('errors never leak server paths or internals', () => {
 
     // Another process rotates the key (as `toolseal keys rotate` would) and the new private key file goes missing:
     // the publish fails inside its transaction with an internal error whose cause names a file path.
-    const other = openRegistry({ store: env.store, keysDir: env.keysDir, origin: 'http://127.0.0.1:8787' });
+    const other = await openRegistry({ store: env.store, keysDir: env.keysDir, origin: 'http://127.0.0.1:8787' });
     const { active } = await other.rotateSigningKey();
     rmSync(join(env.keysDir, `${active}.private.jwk.json`));
     const before = snapshotDb(env.store);
@@ -186,7 +186,7 @@ describe('errors never leak server paths or internals', () => {
     await collect(env.newApp().request(PATH));
 
     // An unexpected error (the database is gone): a generic INTERNAL problem, the error goes to the hook only.
-    env.store.close();
+    await env.store.close();
     const unexpected = await collect(env.newApp().request(PATH));
     await expectProblem(unexpected, 'INTERNAL');
     expect(env.unexpectedErrors.length).toBeGreaterThan(0);

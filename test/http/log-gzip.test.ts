@@ -14,9 +14,9 @@ let size: number;
 
 beforeAll(async () => {
   server = await startRegistryServer({ dataDir: ':memory:', keysDir: makeTempDir(), port: 0 });
-  const { publisher } = server.registry.createPublisher('io.github.acme');
+  const { publisher } = await server.registry.createPublisher('io.github.acme');
   for (let i = 0; i < 5; i++) await server.registry.publish(manifestBytes({ version: `1.0.${i}` }), publisher);
-  size = server.registry.latestCheckpoint()?.size ?? 0;
+  size = (await server.registry.latestCheckpoint())?.size ?? 0;
 });
 
 afterAll(async () => {
@@ -25,7 +25,7 @@ afterAll(async () => {
 });
 
 describe('gzip tiles', () => {
-  it('reads Accept-Encoding as RFC 9110 does', () => {
+  it('reads Accept-Encoding as RFC 9110 does', async () => {
     expect(acceptsGzip(undefined)).toBe(false);
     expect(acceptsGzip('identity')).toBe(false);
     expect(acceptsGzip('gzip')).toBe(true);

@@ -24,10 +24,10 @@ function expectHeaders(response: Response, expected: Record<string, string>): vo
 describe('log and key headers', () => {
   let env: TestEnv;
   beforeAll(async () => {
-    env = createTestEnv();
+    env = await createTestEnv();
     expect((await postManifest(env.app, manifestBytes(), env.token)).status).toBe(201);
   });
-  afterAll(() => env.close());
+  afterAll(async () => await env.close());
 
   it('GET /healthz is application/json with no caching header', async () => {
     expectHeaders(await env.app.request('/healthz'), { 'content-type': 'application/json' });
@@ -43,7 +43,7 @@ describe('log and key headers', () => {
   it('GET /v1/log/checkpoint is a text note cached for 5 seconds', async () => {
     const response = await env.app.request('/v1/log/checkpoint');
     expectHeaders(response, { 'cache-control': 'public, max-age=5', 'content-type': 'text/plain; charset=utf-8' });
-    expect(await response.text()).toBe(env.registry.latestCheckpoint()?.note);
+    expect(await response.text()).toBe((await env.registry.latestCheckpoint())?.note);
   });
 
   it('GET /v1/log/key is the verifier line, cached for an hour', async () => {
@@ -53,7 +53,7 @@ describe('log and key headers', () => {
   });
 
   it('tiles and entry bundles are immutable octet streams; one past the checkpoint is 404', async () => {
-    const size = env.registry.latestCheckpoint()?.size ?? 0;
+    const size = (await env.registry.latestCheckpoint())?.size ?? 0;
     expect(size).toBe(2);
     for (const path of [formatTilePath(0, 0, size), formatEntryBundlePath(0, size)]) {
       const response = await env.app.request(`/v1/log/${path}`);

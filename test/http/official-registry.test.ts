@@ -46,9 +46,9 @@ const ANALYTICS = 'com.example/acme-analytics';
 
 /** npm, OCI and remote servers; weather in three versions (3.0.0 yanked); a manifest without a server. */
 async function setup(): Promise<TestEnv> {
-  const env = createTestEnv();
-  const mcpToken = env.addPublisher('io.github.modelcontextprotocol');
-  const exampleToken = env.addPublisher('com.example');
+  const env = await createTestEnv();
+  const mcpToken = await env.addPublisher('io.github.modelcontextprotocol');
+  const exampleToken = await env.addPublisher('com.example');
   const publish = async (bytes: Uint8Array, token: string): Promise<void> => {
     const response = await postManifest(env.app, bytes, token);
     expect(response.status, await response.clone().text()).toBe(201);
@@ -91,11 +91,11 @@ const ALL = [
 
 describe('GET /v0.1/servers', () => {
   it('an empty registry answers an empty, valid list', async () => {
-    const env = createTestEnv();
+    const env = await createTestEnv();
     const body = await getJson(env, '/v0.1/servers');
     expectValid(validateServerList, body);
     expect(body).toEqual({ servers: [], metadata: { count: 0 } });
-    env.close();
+    await env.close();
   });
 
   it('pages through every server version to the end (limit=2), each page valid, no manifest without a server', async () => {
@@ -115,7 +115,7 @@ describe('GET /v0.1/servers', () => {
     const whole = (await getJson(env, '/v0.1/servers')) as ServerList;
     expect(whole.servers.map(refOf)).toEqual(ALL);
     expect(whole.metadata).toEqual({ count: 5 });
-    env.close();
+    await env.close();
   });
 
   it('version=latest, an exact version, search by name, updated_since', async () => {
@@ -134,7 +134,7 @@ describe('GET /v0.1/servers', () => {
     expect(future).toEqual({ servers: [], metadata: { count: 0 } });
     const past = (await getJson(env, '/v0.1/servers?updated_since=2000-01-01T00:00:00.000Z')) as ServerList;
     expect(past.servers.map(refOf)).toEqual(ALL);
-    env.close();
+    await env.close();
   });
 
   it('refuses a bad limit, cursor, updated_since or include_deleted like the /v1 API (problem+json, CORS kept)', async () => {
@@ -154,7 +154,7 @@ describe('GET /v0.1/servers', () => {
       expect(response.headers.get('Access-Control-Allow-Origin'), query).toBe('*');
       await expectProblem(response, 'BAD_REQUEST');
     }
-    env.close();
+    await env.close();
   });
 });
 
@@ -169,7 +169,7 @@ describe('GET /v0.1/servers/{serverName}/versions[/{version}]', () => {
     const statuses = body.servers.map((entry) => entry._meta[OFFICIAL_META_KEY]!['status']);
     expect(statuses).toEqual(['deprecated', 'active', 'active']);
     expect(body.servers[0]!._meta[TOOLSEAL_META_KEY]!['yankReason']).toBe('bad image');
-    env.close();
+    await env.close();
   });
 
   it('answers each version and latest, valid, with the digest of the stored bytes and absolute evidence URLs', async () => {
@@ -194,7 +194,7 @@ describe('GET /v0.1/servers/{serverName}/versions[/{version}]', () => {
     const yanked = (await getJson(env, officialVersionPath(WEATHER, '3.0.0'))) as ServerList['servers'][number];
     expectValid(validateServerResponse, yanked);
     expect(yanked._meta[OFFICIAL_META_KEY]).toMatchObject({ status: 'deprecated', isLatest: false });
-    env.close();
+    await env.close();
   });
 
   it('404 with the official body: unknown server, name not URL-encoded, unknown version, a manifest without a server', async () => {
@@ -213,7 +213,7 @@ describe('GET /v0.1/servers/{serverName}/versions[/{version}]', () => {
       expect(body, path).toEqual({ error });
       for (const pointer of notFoundPointers) expectValid(schemaAt(pointer), body);
     }
-    env.close();
+    await env.close();
   });
 
   it('never serves a version whose stored bytes fail their digest', async () => {
@@ -232,7 +232,7 @@ describe('GET /v0.1/servers/{serverName}/versions[/{version}]', () => {
       expect(raw, path).not.toContain('2.0.1');
       await expectProblem(response, 'INTEGRITY_ERROR');
     }
-    env.close();
+    await env.close();
   });
 });
 
@@ -258,6 +258,6 @@ describe('CORS', () => {
     }
     // The /v1 API is not opened to browsers by this.
     expect((await env.app.request('/v1/manifests')).headers.get('Access-Control-Allow-Origin')).toBeNull();
-    env.close();
+    await env.close();
   });
 });

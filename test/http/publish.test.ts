@@ -44,7 +44,7 @@ interface PublishBody {
 
 describe('POST /v1/manifests: created and idempotent', () => {
   it('201 with the publish body; the digest, size and attestation are those of runPipeline(uploaded)', async () => {
-    const env = createTestEnv();
+    const env = await createTestEnv();
     const uploaded = manifestBytes({ description: 'Widgets, caf\u00e9s and \u{1F600}.' }, 2);
     const expected = runPipeline(uploaded);
     const response = await postManifest(env.app, uploaded, env.token);
@@ -65,12 +65,12 @@ describe('POST /v1/manifests: created and idempotent', () => {
     expect(new Date(body.storedAt).toISOString()).toBe(body.storedAt);
 
     // The attestation in the body is the stored attestation (its JCS form is the stored bytes).
-    const row = env.store.getVersion('io.github.acme/widgets', '1.0.0')!;
+    const row = (await env.store.getVersion('io.github.acme/widgets', '1.0.0'))!;
     expect(Buffer.from(canonicalizeToBytes(body.attestation as unknown as JsonValue)).equals(row.attestation)).toBe(
       true,
     );
     expect(row.digest).toBe(expected.digest);
-    expect(Buffer.from(expected.canonicalBytes).equals(env.store.getBlob(expected.digest)!.bytes)).toBe(true);
+    expect(Buffer.from(expected.canonicalBytes).equals((await env.store.getBlob(expected.digest))!.bytes)).toBe(true);
 
     const jwks = (await (await env.app.request('/.well-known/jwks.json')).json()) as Jwks;
     const verified = await verifyAttestation(JSON.stringify(body.attestation), jwks, {
@@ -78,7 +78,7 @@ describe('POST /v1/manifests: created and idempotent', () => {
       version: '1.0.0',
       digest: digestOfBytes(expected.canonicalBytes),
     });
-    expect(verified.kid).toBe(env.registry.activeKid);
+    expect(verified.kid).toBe(await env.registry.activeKid());
     expect(verified.statement.predicate).toMatchObject({
       registry: 'http://127.0.0.1:8787',
       publisher: 'io.github.acme',
@@ -86,15 +86,15 @@ describe('POST /v1/manifests: created and idempotent', () => {
       size: expected.size,
       previousDigest: null,
     });
-    env.close();
+    await env.close();
   });
 
   it('the inclusion proof leads from the attestation leaf to a checkpoint signed by the log key', async () => {
-    const env = createTestEnv();
+    const env = await createTestEnv();
     await postManifest(env.app, manifestBytes({ version: '0.9.0' }), env.token);
     const response = await postManifest(env.app, manifestBytes(), env.token);
     const body = (await response.json()) as PublishBody;
-    const row = env.store.getVersion('io.github.acme/widgets', '1.0.0')!;
+    const row = (await env.store.getVersion('io.github.acme/widgets', '1.0.0'))!;
     const verifier = (await (await env.app.request('/v1/log/key')).text()).trim();
     const checkpoint = verifyCheckpoint(body.inclusionProof.checkpoint, verifier);
     expect(checkpoint.size).toBe(body.inclusionProof.size);
@@ -112,11 +112,11 @@ describe('POST /v1/manifests: created and idempotent', () => {
     expect(
       parseCheckpoint(body.inclusionProof.checkpoint.slice(0, body.inclusionProof.checkpoint.indexOf('\n\n') + 1)).size,
     ).toBe(checkpoint.size);
-    env.close();
+    await env.close();
   });
 
   it('lists every NFC-renamed tool name in renamedTools; the stored bytes hold the NFC name', async () => {
-    const env = createTestEnv();
+    const env = await createTestEnv();
     const nfd = 'cafe\u0301_lookup';
     const response = await postManifest(
       env.app,
@@ -130,11 +130,11 @@ describe('POST /v1/manifests: created and idempotent', () => {
     const text = Buffer.from(served).toString('utf8');
     expect(text).toContain('"name":"caf\u00e9_lookup"');
     expect(text).not.toContain('e\u0301');
-    env.close();
+    await env.close();
   });
 
   it('200 for the same bytes again: same digest, same attestation, same log index, nothing new stored', async () => {
-    const env = createTestEnv();
+    const env = await createTestEnv();
     const bytes = manifestBytes();
     const first = (await (await postManifest(env.app, bytes, env.token)).json()) as PublishBody;
     const before = snapshotDb(env.store);
@@ -146,11 +146,11 @@ describe('POST /v1/manifests: created and idempotent', () => {
     expect(second.logIndex).toBe(first.logIndex);
     expect(second.storedAt).toBe(first.storedAt);
     expect(snapshotDb(env.store)).toEqual(before);
-    env.close();
+    await env.close();
   });
 
   it('200 for different raw bytes with the same canonical form (whitespace, key order, number spelling, $ref vs inlined)', async () => {
-    const env = createTestEnv();
+    const env = await createTestEnv();
     const schemaByHand = { type: 'object', properties: { amount: { type: 'integer', maximum: 100 } } };
     const first = await postManifest(
       env.app,
@@ -190,11 +190,11 @@ describe('POST /v1/manifests: created and idempotent', () => {
       expect(body.attestation).toEqual(firstBody.attestation);
     }
     expect(snapshotDb(env.store)).toEqual(before);
-    env.close();
+    await env.close();
   });
 
   it('409 VERSION_EXISTS for other bytes under the same name@version; the database and the served bytes are unchanged', async () => {
-    const env = createTestEnv();
+    const env = await createTestEnv();
     const original = manifestBytes({ description: 'one' });
     await postManifest(env.app, original, env.token);
     const before = snapshotDb(env.store);
@@ -203,31 +203,31 @@ describe('POST /v1/manifests: created and idempotent', () => {
     expect(snapshotDb(env.store)).toEqual(before);
     const served = await bodyBytes(await env.app.request('/v1/manifests/io.github.acme/widgets/1.0.0'));
     expect(Buffer.from(served).equals(Buffer.from(runPipeline(original).canonicalBytes))).toBe(true);
-    env.close();
+    await env.close();
   });
 
   it('a new version records the previous version digest in its attestation', async () => {
-    const env = createTestEnv();
+    const env = await createTestEnv();
     const v1 = (await (
       await postManifest(env.app, manifestBytes({ version: '1.0.0' }), env.token)
     ).json()) as PublishBody;
     const v2 = (await (
       await postManifest(env.app, manifestBytes({ version: '1.1.0', description: 'next' }), env.token)
     ).json()) as PublishBody;
-    const jwks = env.registry.jwks();
+    const jwks = await env.registry.jwks();
     const verified = await verifyAttestation(JSON.stringify(v2.attestation), jwks, {
       name: v2.name,
       version: '1.1.0',
       digest: v2.digest as `sha256:${string}`,
     });
     expect(verified.statement.predicate.previousDigest).toBe(v1.digest);
-    env.close();
+    await env.close();
   });
 });
 
 describe('POST /v1/manifests: refusals store nothing', () => {
   it('401 UNAUTHENTICATED without a token, with another scheme, or with an unknown token; nothing stored', async () => {
-    const env = createTestEnv();
+    const env = await createTestEnv();
     const before = snapshotDb(env.store);
     const bytes = manifestBytes();
     await expectProblem(await postManifest(env.app, bytes), 'UNAUTHENTICATED');
@@ -248,19 +248,19 @@ describe('POST /v1/manifests: refusals store nothing', () => {
       'UNAUTHENTICATED',
     );
     expect(snapshotDb(env.store)).toEqual(before);
-    env.close();
+    await env.close();
   });
 
   it('401 comes before the body is judged: an oversized or malformed body without a token is still 401', async () => {
-    const env = createTestEnv({ app: { maxBodyBytes: 100 } });
+    const env = await createTestEnv({ app: { maxBodyBytes: 100 } });
     await expectProblem(await postManifest(env.app, 'x'.repeat(1000)), 'UNAUTHENTICATED');
     await expectProblem(await postManifest(env.app, '{"a":1,"a":2}'), 'UNAUTHENTICATED');
-    env.close();
+    await env.close();
   });
 
   it('403 FORBIDDEN when a publisher publishes into another namespace; nothing stored', async () => {
-    const env = createTestEnv();
-    const otherToken = env.addPublisher('io.github.other');
+    const env = await createTestEnv();
+    const otherToken = await env.addPublisher('io.github.other');
     const before = snapshotDb(env.store);
     await expectProblem(await postManifest(env.app, manifestBytes(), otherToken), 'FORBIDDEN', '/name');
     // A namespace that merely starts with the publisher's is another namespace.
@@ -279,7 +279,7 @@ describe('POST /v1/manifests: refusals store nothing', () => {
     expect((await postManifest(env.app, manifestBytes({ name: 'io.github.other/widgets' }), otherToken)).status).toBe(
       201,
     );
-    env.close();
+    await env.close();
   });
 
   const refusals: { label: string; body: string | Uint8Array; code: ErrorCode; pointer?: string }[] = [
@@ -423,18 +423,18 @@ describe('POST /v1/manifests: refusals store nothing', () => {
   it.each(refusals)(
     '422 $code ($label): problem+json with its pointer, nothing stored',
     async ({ body, code, pointer }) => {
-      const env = createTestEnv();
+      const env = await createTestEnv();
       await postManifest(env.app, manifestBytes({ name: 'io.github.acme/existing' }), env.token);
       const before = snapshotDb(env.store);
       const problem = await expectProblem(await postManifest(env.app, body, env.token), code, pointer);
       expect(problem.status).toBe(422);
       expect(snapshotDb(env.store)).toEqual(before);
-      env.close();
+      await env.close();
     },
   );
 
   it('413 TOO_LARGE above the default 1 MiB limit, with or without Content-Length; nothing stored', async () => {
-    const env = createTestEnv();
+    const env = await createTestEnv();
     const before = snapshotDb(env.store);
     const manifest = JSON.stringify(makeManifest());
     const oversized = `${manifest.slice(0, -1) + ' '.repeat(1024 * 1024 + 1 - manifest.length)}}`;
@@ -447,36 +447,36 @@ describe('POST /v1/manifests: refusals store nothing', () => {
     // A lying Content-Length does not let a large body through.
     await expectProblem(await postManifest(env.app, oversized, env.token, { 'Content-Length': '10' }), 'TOO_LARGE');
     expect(snapshotDb(env.store)).toEqual(before);
-    env.close();
+    await env.close();
   });
 
   it('413 is configurable: createApp maxBodyBytes N accepts exactly N bytes and refuses N+1', async () => {
     const manifest = JSON.stringify(makeManifest());
     const limit = manifest.length + 50;
-    const env = createTestEnv({ app: { maxBodyBytes: limit } });
+    const env = await createTestEnv({ app: { maxBodyBytes: limit } });
     const atLimit = manifest + ' '.repeat(50);
     const overLimit = manifest + ' '.repeat(51);
     const before = snapshotDb(env.store);
     await expectProblem(await postManifest(env.app, overLimit, env.token), 'TOO_LARGE');
     expect(snapshotDb(env.store)).toEqual(before);
     expect((await postManifest(env.app, atLimit, env.token)).status).toBe(201);
-    env.close();
+    await env.close();
   });
 
   it("413 from the registry's own pipeline limit when it is smaller than the app's", async () => {
     const manifest = JSON.stringify(makeManifest());
-    const env = createTestEnv({ limits: { maxBytes: manifest.length } });
+    const env = await createTestEnv({ limits: { maxBytes: manifest.length } });
     const before = snapshotDb(env.store);
     await expectProblem(await postManifest(env.app, `${manifest} `, env.token), 'TOO_LARGE');
     expect(snapshotDb(env.store)).toEqual(before);
     expect((await postManifest(env.app, manifest, env.token)).status).toBe(201);
-    env.close();
+    await env.close();
   });
 });
 
 describe('POST /v1/manifests: concurrent publishes of one name@version', () => {
   it('20 in parallel with different bytes: exactly one 201, nineteen 409, one row, one log entry', async () => {
-    const env = createTestEnv();
+    const env = await createTestEnv();
     const before = snapshotDb(env.store);
     const bodies = Array.from({ length: 20 }, (_, i) => manifestBytes({ description: `variant ${i}` }));
     const responses = await Promise.all(bodies.map((body) => postManifest(env.app, body, env.token)));
@@ -491,14 +491,14 @@ describe('POST /v1/manifests: concurrent publishes of one name@version', () => {
     expect(after.counts['manifest_versions']).toBe(before.counts['manifest_versions']! + 1);
     expect(after.counts['blobs']).toBe(before.counts['blobs']! + 1);
     expect(after.counts['log_entries']).toBe(before.counts['log_entries']! + 1);
-    expect(env.store.listVersions('io.github.acme/widgets')).toHaveLength(1);
+    expect(await env.store.listVersions('io.github.acme/widgets')).toHaveLength(1);
     const served = await bodyBytes(await env.app.request(winnerBody.url));
     expect(Buffer.from(served).equals(Buffer.from(runPipeline(bodies[winner]!).canonicalBytes))).toBe(true);
-    env.close();
+    await env.close();
   });
 
   it('20 in parallel with identical bytes: exactly one 201, nineteen 200 with the same attestation, one row', async () => {
-    const env = createTestEnv();
+    const env = await createTestEnv();
     const before = snapshotDb(env.store);
     const bytes = manifestBytes();
     const responses = await Promise.all(Array.from({ length: 20 }, () => postManifest(env.app, bytes, env.token)));
@@ -511,6 +511,6 @@ describe('POST /v1/manifests: concurrent publishes of one name@version', () => {
     const after = snapshotDb(env.store);
     expect(after.counts['manifest_versions']).toBe(before.counts['manifest_versions']! + 1);
     expect(after.counts['log_entries']).toBe(before.counts['log_entries']! + 1);
-    env.close();
+    await env.close();
   });
 });

@@ -21,13 +21,13 @@ const CONTROLS = ['%00', '%01', '%09', '%0A', '%0D', '%1F', '%7F', '%C2%80', '%C
 describe('query parameters', () => {
   let env: TestEnv;
   beforeAll(async () => {
-    env = createTestEnv();
+    env = await createTestEnv();
     for (const name of ['alpha', 'bravo', 'charlie']) {
       const response = await postManifest(env.app, manifestBytes({ name: `io.github.acme/${name}` }), env.token);
       expect(response.status).toBe(201);
     }
   });
-  afterAll(() => env.close());
+  afterAll(async () => await env.close());
 
   it('q=%00zzzz is 400 BAD_REQUEST, not every manifest (q=zzzz lists none)', async () => {
     const none = (await (await env.app.request('/v1/manifests?q=zzzz')).json()) as Listing;

@@ -50,7 +50,7 @@ describe('GET /v1/manifests/{ns}/{name}/{version}', () => {
   let uploaded: Uint8Array;
   let canonical: Uint8Array;
   beforeAll(async () => {
-    env = createTestEnv();
+    env = await createTestEnv();
     // Pretty-printed, with refs, an NFD tool name and non-ASCII free text: what is served is the canonical form.
     uploaded = utf8(
       JSON.stringify(
@@ -74,7 +74,7 @@ describe('GET /v1/manifests/{ns}/{name}/{version}', () => {
     canonical = runPipeline(uploaded).canonicalBytes;
     await publishOk(env, uploaded);
   });
-  afterAll(() => env.close());
+  afterAll(async () => await env.close());
 
   it('serves exactly runPipeline(uploaded).canonicalBytes with ETag, Repr-Digest, Content-Length, Cache-Control and Link', async () => {
     for (let i = 0; i < 2; i++) {
@@ -162,7 +162,7 @@ describe('GET /v1/manifests/{ns}/{name}/{version}', () => {
   });
 
   it('the attestation is served as stored, byte-identical across requests and across apps', async () => {
-    const row = env.store.getVersion('io.github.acme/widgets', '1.0.0')!;
+    const row = (await env.store.getVersion('io.github.acme/widgets', '1.0.0'))!;
     const responses = [
       await env.app.request('/v1/manifests/io.github.acme/widgets/1.0.0/attestation'),
       await env.app.request('/v1/manifests/io.github.acme/widgets/1.0.0/attestation'),
@@ -215,8 +215,8 @@ describe('GET /v1/manifests/{ns}/{name}/{version}', () => {
     const body = (await response.json()) as { status: string; logSize: number; activeKid: string };
     expect(body).toEqual({
       status: 'ok',
-      logSize: env.store.latestCheckpoint()!.size,
-      activeKid: env.registry.activeKid,
+      logSize: (await env.store.latestCheckpoint())!.size,
+      activeKid: await env.registry.activeKid(),
     });
     expect(body.logSize).toBe(2); // the first key and the one attestation
   });
@@ -228,7 +228,13 @@ describe('GET /v1/manifests/{ns}/{name}/{version}', () => {
     const jwks = (await response.json()) as Jwks;
     expect(jwks.keys).toHaveLength(1);
     const [key] = jwks.keys;
-    expect(key).toMatchObject({ kty: 'OKP', crv: 'Ed25519', alg: 'EdDSA', use: 'sig', kid: env.registry.activeKid });
+    expect(key).toMatchObject({
+      kty: 'OKP',
+      crv: 'Ed25519',
+      alg: 'EdDSA',
+      use: 'sig',
+      kid: await env.registry.activeKid(),
+    });
     expect(key!.kid).toBe(computeKid({ crv: 'Ed25519', x: key!.x }));
     expect(Number.isInteger(key!.nbf)).toBe(true);
     expect(key!.exp).toBeUndefined();
@@ -238,7 +244,7 @@ describe('GET /v1/manifests/{ns}/{name}/{version}', () => {
 
 describe('HEAD and versions with build metadata', () => {
   it('HEAD gives the same headers and no body', async () => {
-    const env = createTestEnv();
+    const env = await createTestEnv();
     const { digest, url } = await publishOk(env, manifestBytes());
     const canonical = runPipeline(manifestBytes()).canonicalBytes;
     for (const path of [url, `/v1/blobs/${digest}`]) {
@@ -247,11 +253,11 @@ describe('HEAD and versions with build metadata', () => {
       expectContentHeaders(response, canonical);
       expect((await bodyBytes(response)).byteLength).toBe(0);
     }
-    env.close();
+    await env.close();
   });
 
   it('a version with build metadata (1.0.0+build.1) is addressable encoded or not; its Location is percent-encoded', async () => {
-    const env = createTestEnv();
+    const env = await createTestEnv();
     const bytes = manifestBytes({ version: '1.0.0+build.1' });
     const response = await postManifest(env.app, bytes, env.token);
     expect(response.status).toBe(201);
@@ -270,7 +276,7 @@ describe('HEAD and versions with build metadata', () => {
     const attestation = await bodyBytes(
       await env.app.request('/v1/manifests/io.github.acme/widgets/1.0.0%2Bbuild.1/attestation'),
     );
-    await verifyAttestation(attestation, env.registry.jwks(), {
+    await verifyAttestation(attestation, await env.registry.jwks(), {
       name: 'io.github.acme/widgets',
       version: '1.0.0+build.1',
       digest: digestOfBytes(canonical),
@@ -279,13 +285,13 @@ describe('HEAD and versions with build metadata', () => {
     expect(latest.headers.get('Location')).toMatch(
       /^\/v1\/manifests\/io\.github\.acme\/widgets\/1\.0\.0%2Bbuild\.[12]$/,
     );
-    env.close();
+    await env.close();
   });
 });
 
 describe('latest', () => {
   it('302 to the highest non-yanked version by semver precedence (1.10.0 > 1.2.0; a release beats 2.0.0-rc.1)', async () => {
-    const env = createTestEnv();
+    const env = await createTestEnv();
     for (const version of ['1.2.0', '1.10.0', '2.0.0-rc.1', '1.9.0'])
       await publishOk(env, manifestBytes({ version, description: version }));
     const latest = async (): Promise<Response> => env.app.request('/v1/manifests/io.github.acme/widgets/latest');
@@ -311,13 +317,13 @@ describe('latest', () => {
     await expectProblem(await env.app.request('/v1/manifests/io.github.acme/nothing/latest'), 'NOT_FOUND');
     // The redirect target still serves its bytes (yanked bytes stay fetchable).
     expect((await env.app.request('/v1/manifests/io.github.acme/widgets/1.10.0')).status).toBe(200);
-    env.close();
+    await env.close();
   });
 });
 
 describe('GET /v1/attestations/sha256:{hex} (auditor query)', () => {
   it('lists the name@version bound to the digest with publisher, time, key, status, attestation and inclusion proof', async () => {
-    const env = createTestEnv();
+    const env = await createTestEnv();
     const bytes = manifestBytes();
     const { digest } = await publishOk(env, bytes);
     // Republishing the same manifest, even spelled differently, binds nothing new: one binding.
@@ -329,13 +335,13 @@ describe('GET /v1/attestations/sha256:{hex} (auditor query)', () => {
     const body = (await response.json()) as { digest: string; bindings: Record<string, unknown>[] };
     expect(body.digest).toBe(digest);
     expect(body.bindings).toHaveLength(1);
-    const row = env.store.getVersion('io.github.acme/widgets', '1.0.0')!;
+    const row = (await env.store.getVersion('io.github.acme/widgets', '1.0.0'))!;
     expect(body.bindings[0]).toMatchObject({
       name: 'io.github.acme/widgets',
       version: '1.0.0',
       publisher: 'io.github.acme',
       storedAt: row.storedAt,
-      kid: env.registry.activeKid,
+      kid: await env.registry.activeKid(),
       status: 'active',
       logIndex: row.logIndex,
       attestation: JSON.parse(row.attestation.toString('utf8')) as unknown,
@@ -343,11 +349,11 @@ describe('GET /v1/attestations/sha256:{hex} (auditor query)', () => {
     expect(body.bindings[0]!['yankReason']).toBeUndefined();
     expect(typeof body.bindings[0]!['tlogProof']).toBe('string');
     expect((body.bindings[0]!['inclusionProof'] as { index: number }).index).toBe(row.logIndex);
-    env.close();
+    await env.close();
   });
 
   it('the name and version are inside the signed bytes, so one digest can only ever be bound to one name@version', async () => {
-    const env = createTestEnv();
+    const env = await createTestEnv();
     const a = runPipeline(manifestBytes({ name: 'io.github.acme/one' }));
     const b = runPipeline(manifestBytes({ name: 'io.github.acme/two' }));
     const c = runPipeline(manifestBytes({ name: 'io.github.acme/one', version: '1.0.1' }));
@@ -359,15 +365,15 @@ describe('GET /v1/attestations/sha256:{hex} (auditor query)', () => {
       };
       expect(body.bindings.map((x) => `${x.name}@${x.version}`)).toEqual([`${result.name}@${result.version}`]);
     }
-    env.close();
+    await env.close();
   });
 
   it('unknown digest 404; malformed digest 404', async () => {
-    const env = createTestEnv();
+    const env = await createTestEnv();
     await expectProblem(await env.app.request(`/v1/attestations/sha256:${'cd'.repeat(32)}`), 'NOT_FOUND');
     await expectProblem(await env.app.request(`/v1/attestations/sha256:${'CD'.repeat(32)}`), 'NOT_FOUND');
     await expectProblem(await env.app.request('/v1/attestations/not-a-digest'), 'NOT_FOUND');
-    env.close();
+    await env.close();
   });
 });
 
@@ -375,17 +381,17 @@ describe('listings', () => {
   let env: TestEnv;
   const names = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'payments', 'payroll'];
   beforeAll(async () => {
-    env = createTestEnv();
+    env = await createTestEnv();
     for (const name of names) {
       for (const version of ['1.2.0', '1.10.0', '0.9.0'])
         await publishOk(env, manifestBytes({ name: `io.github.acme/${name}`, version }));
     }
-    const otherToken = env.addPublisher('io.example.other');
+    const otherToken = await env.addPublisher('io.example.other');
     await publishOk(env, manifestBytes({ name: 'io.example.other/zulu' }), otherToken);
     await publishOk(env, manifestBytes({ name: 'io.example.other/under_score' }), otherToken);
     await postYank(env.app, '/v1/manifests/io.github.acme/bravo/1.10.0', { reason: 'bad build' }, env.token);
   });
-  afterAll(() => env.close());
+  afterAll(async () => await env.close());
 
   type Listing = {
     items: {
@@ -417,7 +423,7 @@ describe('listings', () => {
       publisher: 'io.github.acme',
       url: '/v1/manifests/io.github.acme/alpha/1.10.0',
     });
-    expect(alpha.digest).toBe(env.store.getVersion('io.github.acme/alpha', '1.10.0')!.digest);
+    expect(alpha.digest).toBe((await env.store.getVersion('io.github.acme/alpha', '1.10.0'))!.digest);
     expect(body.items.find((item) => item.name === 'io.github.acme/bravo')!.latestVersion).toBe('1.2.0');
     expect(body.items.find((item) => item.name === 'io.example.other/zulu')!.publisher).toBe('io.example.other');
   });
@@ -481,7 +487,7 @@ describe('listings', () => {
     ]);
     expect(body.versions[2]).toMatchObject({
       yankReason: 'bad build',
-      digest: env.store.getVersion('io.github.acme/bravo', '1.10.0')!.digest,
+      digest: (await env.store.getVersion('io.github.acme/bravo', '1.10.0'))!.digest,
     });
     expect(typeof body.versions[2]!['yankedAt']).toBe('string');
     expect(body.versions[0]!['yankReason']).toBeUndefined();
@@ -490,8 +496,8 @@ describe('listings', () => {
 
 describe('byte-exactness (property)', () => {
   it('for generated manifests, the served bytes are runPipeline(uploaded).canonicalBytes and every digest agrees', async () => {
-    const env = createTestEnv();
-    const jwks = env.registry.jwks();
+    const env = await createTestEnv();
+    const jwks = await env.registry.jwks();
     let n = 0;
     await fc.assert(
       fc.asyncProperty(
@@ -540,6 +546,6 @@ describe('byte-exactness (property)', () => {
       ),
       { numRuns: 40, seed: 20260101 },
     );
-    env.close();
+    await env.close();
   });
 });

@@ -21,7 +21,7 @@ async function search(q: string): Promise<string[]> {
 }
 
 beforeAll(async () => {
-  env = createTestEnv();
+  env = await createTestEnv();
   const publish = async (options: Parameters<typeof manifestBytes>[0]): Promise<void> => {
     const response = await postManifest(env.app, manifestBytes(options), env.token);
     expect(response.status).toBe(201);
@@ -35,8 +35,8 @@ beforeAll(async () => {
   await publish({ name: 'io.github.acme/percent', tools: [sampleTool('rate', 'Returns 5% of a value.')] });
 });
 
-afterAll(() => {
-  env.close();
+afterAll(async () => {
+  await env.close();
   cleanupTempDirs();
 });
 

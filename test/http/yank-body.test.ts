@@ -18,7 +18,7 @@ afterAll(cleanupTempDirs);
 const PATH = '/v1/manifests/io.github.acme/widgets/1.0.0';
 
 async function setup(): Promise<TestEnv> {
-  const env = createTestEnv();
+  const env = await createTestEnv();
   expect((await postManifest(env.app, manifestBytes(), env.token)).status).toBe(201);
   return env;
 }
@@ -34,7 +34,7 @@ describe('yank body', () => {
     const missing = await expectProblem(await postYank(env.app, PATH, {}, env.token), 'BAD_REQUEST', '/reason');
     expect(missing.detail).toBe('a reason is required');
     expect(snapshotDb(env.store)).toEqual(before);
-    env.close();
+    await env.close();
   });
 
   it('the body is closed: any other member is UNKNOWN_FIELD with its pointer', async () => {
@@ -52,7 +52,7 @@ describe('yank body', () => {
       '/a~1b~0c',
     );
     expect(snapshotDb(env.store)).toEqual(before);
-    env.close();
+    await env.close();
   });
 
   it('a reason with control, bidi, tag or zero-width characters is BAD_REQUEST at /reason', async () => {
@@ -96,7 +96,7 @@ describe('yank body', () => {
     // Ordinary text, including non-ASCII letters, emoji and the right-to-left script itself, is fine.
     const ok = await postYank(env.app, PATH, { reason: 'régression — שגיאה in 1.0.0 🙈' }, env.token);
     expect(ok.status).toBe(200);
-    env.close();
+    await env.close();
   });
 
   it('yanking again answers 200 with the first reason kept and says so (alreadyYanked, the reason asked for now)', async () => {
@@ -111,6 +111,6 @@ describe('yank body', () => {
     expect(again.status).toBe(200);
     expect(await again.json()).toEqual({ ...firstBody, alreadyYanked: true, requestedReason: 'second' });
     expect(snapshotDb(env.store)).toEqual(before);
-    env.close();
+    await env.close();
   });
 });

@@ -19,7 +19,7 @@ afterAll(cleanupTempDirs);
 const PATH = '/v1/manifests/io.github.acme/widgets/1.0.0';
 
 async function setup(): Promise<{ env: TestEnv; canonical: Uint8Array; digest: string }> {
-  const env = createTestEnv();
+  const env = await createTestEnv();
   const bytes = manifestBytes();
   expect((await postManifest(env.app, bytes, env.token)).status).toBe(201);
   expect((await postManifest(env.app, manifestBytes({ version: '0.9.0' }), env.token)).status).toBe(201);
@@ -30,7 +30,7 @@ async function setup(): Promise<{ env: TestEnv; canonical: Uint8Array; digest: s
 describe('yank', () => {
   it('401 without a token or with a bad one, 403 from another publisher; nothing changes', async () => {
     const { env } = await setup();
-    const otherToken = env.addPublisher('io.github.other');
+    const otherToken = await env.addPublisher('io.github.other');
     const before = snapshotDb(env.store);
     await expectProblem(await postYank(env.app, PATH, { reason: 'x' }), 'UNAUTHENTICATED');
     await expectProblem(await postYank(env.app, PATH, { reason: 'x' }, 'tsk_wrong'), 'UNAUTHENTICATED');
@@ -41,8 +41,8 @@ describe('yank', () => {
       'FORBIDDEN',
     );
     expect(snapshotDb(env.store)).toEqual(before);
-    expect(env.store.getVersion('io.github.acme/widgets', '1.0.0')!.status).toBe('active');
-    env.close();
+    expect((await env.store.getVersion('io.github.acme/widgets', '1.0.0'))!.status).toBe('active');
+    await env.close();
   });
 
   it('400 for a body without a non-empty reason; 404 for an unknown version; nothing changes', async () => {
@@ -69,7 +69,7 @@ describe('yank', () => {
       'NOT_FOUND',
     );
     expect(snapshotDb(env.store)).toEqual(before);
-    env.close();
+    await env.close();
   });
 
   it('marks the version yanked with its reason and a log entry; the bytes stay fetchable by version and by digest', async () => {
@@ -91,7 +91,9 @@ describe('yank', () => {
     expect(after.counts['log_entries']).toBe(before.counts['log_entries']! + 1);
     expect(after.counts['blobs']).toBe(before.counts['blobs']);
     expect(after.counts['manifest_versions']).toBe(before.counts['manifest_versions']);
-    const entry = env.store.readLogEntries(body['yankLogIndex'] as number, (body['yankLogIndex'] as number) + 1)[0]!;
+    const entry = (
+      await env.store.readLogEntries(body['yankLogIndex'] as number, (body['yankLogIndex'] as number) + 1)
+    )[0]!;
     expect(entry.kind).toBe('yank');
     expect(JSON.parse(entry.data.toString('utf8'))).toMatchObject({
       type: 'toolseal.yank/v1',
@@ -108,9 +110,9 @@ describe('yank', () => {
     }
     // The attestation is unchanged and still served.
     const attestation = await bodyBytes(await env.app.request(`${PATH}/attestation`));
-    expect(Buffer.from(attestation).equals(env.store.getVersion('io.github.acme/widgets', '1.0.0')!.attestation)).toBe(
-      true,
-    );
+    expect(
+      Buffer.from(attestation).equals((await env.store.getVersion('io.github.acme/widgets', '1.0.0'))!.attestation),
+    ).toBe(true);
 
     const versions = (await (await env.app.request('/v1/manifests/io.github.acme/widgets')).json()) as {
       versions: Record<string, unknown>[];
@@ -129,7 +131,7 @@ describe('yank', () => {
       latestVersion: '0.9.0',
       status: 'active',
     });
-    env.close();
+    await env.close();
   });
 
   it('the listing shows the yanked status when every version is yanked', async () => {
@@ -139,7 +141,7 @@ describe('yank', () => {
     const listing = (await (await env.app.request('/v1/manifests')).json()) as { items: Record<string, unknown>[] };
     expect(listing.items).toHaveLength(1);
     expect(listing.items[0]).toMatchObject({ latestVersion: '1.0.0', status: 'yanked' });
-    env.close();
+    await env.close();
   });
 
   it('yanking twice is idempotent: same record, first reason kept, no new log entry, and the answer says so', async () => {
@@ -153,7 +155,7 @@ describe('yank', () => {
     expect(again.status).toBe(200);
     expect(await again.json()).toEqual({ ...first, alreadyYanked: true, requestedReason: 'second' });
     expect(snapshotDb(env.store)).toEqual(before);
-    env.close();
+    await env.close();
   });
 
   it('a yanked version cannot be republished with other bytes, and republishing its bytes is still idempotent', async () => {
@@ -169,6 +171,6 @@ describe('yank', () => {
     expect(same.status).toBe(200);
     expect(((await same.json()) as { status: string }).status).toBe('yanked');
     expect(snapshotDb(env.store)).toEqual(before);
-    env.close();
+    await env.close();
   });
 });

@@ -75,7 +75,7 @@ describe('toolseal audit (subprocess)', () => {
     truncateLog(t, 2);
     for (const name of ['evil-1', 'evil-2', 'evil-3', 'evil-4'])
       expect((await publishOverHttp(t, manifestBytes(name))).status).toBe(201);
-    expect(t.registry.latestCheckpoint()!.size).toBe(6);
+    expect((await t.registry.latestCheckpoint())!.size).toBe(6);
 
     const forked = await runCli(['audit', '--registry', t.url, '--state', stateFile, '--json']);
     expect(forked.code).toBe(1);
@@ -111,7 +111,7 @@ describe('toolseal audit (subprocess)', () => {
 
     const { body } = await publishOverHttp(t, manifestBytes('b'));
     const index = body['logIndex'] as number;
-    const jws = JSON.parse(t.registry.store.readLogEntries(index, index + 1)[0]!.data.toString('utf8')) as {
+    const jws = JSON.parse((await t.registry.store.readLogEntries(index, index + 1))[0]!.data.toString('utf8')) as {
       payload: string;
     };
     const payload = JSON.parse(Buffer.from(jws.payload, 'base64url').toString('utf8')) as {

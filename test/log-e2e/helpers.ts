@@ -34,7 +34,7 @@ export async function startTestRegistry(): Promise<TestRegistry> {
     port: 0,
     app: { onUnexpectedError: () => {} },
   });
-  const { publisher, token } = running.registry.createPublisher(NAMESPACE);
+  const { publisher, token } = await running.registry.createPublisher(NAMESPACE);
   return {
     dir,
     registry: running.registry,

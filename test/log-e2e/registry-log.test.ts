@@ -69,12 +69,14 @@ async function logKey(): Promise<string> {
 }
 
 /** Every leaf's data, straight from the database, and the RFC 6962 root of the first `size` of them computed naively. */
-function leaves(): Uint8Array[] {
-  return t.registry.store.readLogEntries(0, t.registry.store.getLogSize()).map((entry) => new Uint8Array(entry.data));
+async function leaves(): Promise<Uint8Array[]> {
+  return (await t.registry.store.readLogEntries(0, await t.registry.store.getLogSize())).map(
+    (entry) => new Uint8Array(entry.data),
+  );
 }
 
-function naiveRoot(size: number): Uint8Array {
-  return naiveRootHash(leaves().slice(0, size));
+async function naiveRoot(size: number): Promise<Uint8Array> {
+  return naiveRootHash((await leaves()).slice(0, size));
 }
 
 interface InclusionJson {
@@ -99,9 +101,9 @@ describe('publish response and auditor query carry verifiable inclusion proofs',
         true,
       );
       const leafHash = hashLeaf(attestation);
-      expect(Buffer.from(leafHash).equals(t.registry.store.readLogEntries(logIndex, logIndex + 1)[0]!.leafHash)).toBe(
-        true,
-      );
+      expect(
+        Buffer.from(leafHash).equals((await t.registry.store.readLogEntries(logIndex, logIndex + 1))[0]!.leafHash),
+      ).toBe(true);
 
       const proof = body['inclusionProof'] as InclusionJson;
       expect(proof.index).toBe(logIndex);
@@ -109,7 +111,7 @@ describe('publish response and auditor query carry verifiable inclusion proofs',
       expect(checkpoint.size).toBe(proof.size);
       expect(checkpoint.size).toBeGreaterThan(logIndex);
       verifyInclusionProof(leafHash, logIndex, checkpoint.size, proof.hashes.map(b64), checkpoint.rootHash);
-      expect(Buffer.from(checkpoint.rootHash).equals(Buffer.from(naiveRoot(checkpoint.size)))).toBe(true);
+      expect(Buffer.from(checkpoint.rootHash).equals(Buffer.from(await naiveRoot(checkpoint.size)))).toBe(true);
 
       const tlog = verifyTlogProof(body['tlogProof'] as string, leafHash, key, { origin: t.registry.log.origin });
       expect(tlog.index).toBe(logIndex);
@@ -161,7 +163,7 @@ describe('publish response and auditor query carry verifiable inclusion proofs',
     const leafHash = hashLeaf(attestation);
     const proof = binding['inclusionProof'] as InclusionJson;
     const checkpoint = verifyCheckpoint(proof.checkpoint, key);
-    expect(checkpoint.size).toBe(t.registry.latestCheckpoint()!.size);
+    expect(checkpoint.size).toBe((await t.registry.latestCheckpoint())!.size);
     expect(checkpoint.size).toBeGreaterThan((published['inclusionProof'] as InclusionJson).size);
     verifyInclusionProof(leafHash, proof.index, proof.size, proof.hashes.map(b64), checkpoint.rootHash);
     const tlog = verifyTlogProof(binding['tlogProof'] as string, leafHash, key);
@@ -182,7 +184,7 @@ describe('publish response and auditor query carry verifiable inclusion proofs',
 describe('proof endpoints', () => {
   it('every inclusion and consistency proof up to the latest checkpoint verifies against independently computed roots', async () => {
     await publishMany(t, 'p', 12);
-    const latest = verifyCheckpoint(t.registry.latestCheckpoint()!.note, await logKey());
+    const latest = verifyCheckpoint((await t.registry.latestCheckpoint())!.note, await logKey());
     const served = verifyCheckpoint(
       new TextDecoder().decode((await getBytes('/v1/log/checkpoint')).bytes),
       t.registry.log.verifierString,
@@ -190,10 +192,10 @@ describe('proof endpoints', () => {
     expect(served.size).toBe(latest.size);
     const n = latest.size;
     expect(n).toBe(13);
-    expect(Buffer.from(latest.rootHash).equals(Buffer.from(naiveRoot(n)))).toBe(true);
-    const all = leaves();
+    expect(Buffer.from(latest.rootHash).equals(Buffer.from(await naiveRoot(n)))).toBe(true);
+    const all = await leaves();
     for (let size = 1; size <= n; size++) {
-      const root = naiveRoot(size);
+      const root = await naiveRoot(size);
       for (let index = 0; index < size; index++) {
         const { status, body } = await getJson(`/v1/log/proof/inclusion?index=${index}&size=${size}`);
         expect(status).toBe(200);
@@ -203,14 +205,14 @@ describe('proof endpoints', () => {
       for (let to = size; to <= n; to++) {
         const { status, body } = await getJson(`/v1/log/proof/consistency?from=${size}&to=${to}`);
         expect(status).toBe(200);
-        verifyConsistencyProof(size, to, root, naiveRoot(to), (body['hashes'] as string[]).map(b64));
+        verifyConsistencyProof(size, to, root, await naiveRoot(to), (body['hashes'] as string[]).map(b64));
       }
     }
   });
 
   it('refuses (400) a size beyond the latest checkpoint, also when leaves exist past it', async () => {
     await publishMany(t, 'q', 3);
-    const size = t.registry.latestCheckpoint()!.size;
+    const size = (await t.registry.latestCheckpoint())!.size;
     const expectBadRequest = async (path: string): Promise<void> => {
       const { status, body } = await getJson(path);
       expect(status, path).toBe(400);
@@ -223,10 +225,10 @@ describe('proof endpoints', () => {
     await expectBadRequest('/v1/log/proof/consistency?from=0&to=1');
     await expectBadRequest('/v1/log/proof/inclusion?index=-1&size=1');
     // A leaf appended but not yet checkpointed: the tree exists in the store, but no proof may reach it.
-    t.registry.store.transaction(() =>
-      t.registry.log.appendLeaf('yank', new TextEncoder().encode('{"unsigned":true}')),
+    await t.registry.store.transaction(
+      async () => await t.registry.log.appendLeaf('yank', new TextEncoder().encode('{"unsigned":true}')),
     );
-    expect(t.registry.store.getLogSize()).toBe(size + 1);
+    expect(await t.registry.store.getLogSize()).toBe(size + 1);
     await expectBadRequest(`/v1/log/proof/inclusion?index=${size}&size=${size + 1}`);
     await expectBadRequest(`/v1/log/proof/consistency?from=${size}&to=${size + 1}`);
     expect((await getBytes(`/v1/log/${formatEntryBundlePath(0, size + 1)}`)).status).toBe(404);
@@ -238,9 +240,8 @@ describe('proof endpoints', () => {
 describe('tiles and entry bundles', () => {
   it('serves tiles equal to readTile, full and partial, and entry bundles whose leaves hash to the tree', async () => {
     await publishMany(t, 'tile', 299); // 1 key entry + 299 attestations = 300 leaves: tile 0 full, tile 1 partial (44)
-    const checkpoint = verifyCheckpoint(t.registry.latestCheckpoint()!.note, await logKey());
+    const checkpoint = verifyCheckpoint((await t.registry.latestCheckpoint())!.note, await logKey());
     expect(checkpoint.size).toBe(300);
-    const reader = t.registry.log.nodeReader;
     const cases: [number, number, number][] = [
       [0, 0, 256],
       [0, 1, 44],
@@ -252,7 +253,8 @@ describe('tiles and entry bundles', () => {
       const { status, bytes, type } = await getBytes(path);
       expect(status, path).toBe(200);
       expect(type).toBe('application/octet-stream');
-      expect(Buffer.from(bytes).equals(Buffer.from(readTile(reader, level, index, width))), path).toBe(true);
+      const tile = await t.registry.log.withStoredNodes((reader) => readTile(reader, level, index, width));
+      expect(Buffer.from(bytes).equals(Buffer.from(tile)), path).toBe(true);
     }
     // Entry bundles: parse, count, and their leaf hashes are the level-0 tiles; all of them give the signed root.
     const entries: Uint8Array[] = [];
@@ -272,7 +274,8 @@ describe('tiles and entry bundles', () => {
     }
     expect(Buffer.from(naiveRootHash(entries)).equals(Buffer.from(checkpoint.rootHash))).toBe(true);
     // A level-1 node is the hash over its 256 leaves.
-    expect(Buffer.from(naiveRootHash(entries.slice(0, 256))).equals(Buffer.from(readTile(reader, 1, 0, 1)))).toBe(true);
+    const top = await t.registry.log.withStoredNodes((reader) => readTile(reader, 1, 0, 1));
+    expect(Buffer.from(naiveRootHash(entries.slice(0, 256))).equals(Buffer.from(top))).toBe(true);
     // Tiles that do not exist yet, or non-canonical paths.
     expect((await getBytes(`/v1/log/${formatTilePath(0, 1, 45)}`)).status).toBe(404);
     expect((await getBytes(`/v1/log/${formatTilePath(0, 1)}`)).status).toBe(404);
@@ -286,23 +289,25 @@ describe('the checkpoint signer never signs an inconsistent tree', () => {
   it('refuses LOG_INCONSISTENT after a tampered log_nodes row, and signs nothing', async () => {
     const key = await logKey();
     await publishOverHttp(t, manifestBytes('one'));
-    const before = t.registry.store.listCheckpoints();
+    const before = await t.registry.store.listCheckpoints();
     const previous = before[before.length - 1]!;
     expect(previous.size).toBe(2);
     // Node (1, 0) covers leaves 0..1: it is the whole signed tree of size 2, and the left half of any larger one.
     dropTriggers(t, 'log_nodes_no_update');
     sql(t).prepare('UPDATE log_nodes SET hash = ? WHERE level = 1 AND idx = 0').run(Buffer.alloc(32, 7));
-    t.registry.store.transaction(() => t.registry.log.appendLeaf('yank', new TextEncoder().encode('{"x":1}')));
+    await t.registry.store.transaction(
+      async () => await t.registry.log.appendLeaf('yank', new TextEncoder().encode('{"x":1}')),
+    );
     let refusal: unknown;
     try {
-      t.registry.log.signLatestCheckpoint();
+      await t.registry.log.signLatestCheckpoint();
     } catch (error) {
       refusal = error;
     }
     expect(refusal).toBeInstanceOf(ToolsealError);
     expect((refusal as ToolsealError).code).toBe('LOG_INCONSISTENT');
     expect((refusal as ToolsealError).message).toMatch(/no valid consistency proof from size 2 to 3/);
-    expect(t.registry.store.listCheckpoints()).toEqual(before);
+    expect(await t.registry.store.listCheckpoints()).toEqual(before);
     // What is served is still the last consistent checkpoint.
     const served = verifyCheckpoint(new TextDecoder().decode((await getBytes('/v1/log/checkpoint')).bytes), key);
     expect(served.size).toBe(2);
@@ -313,17 +318,21 @@ describe('the checkpoint signer never signs an inconsistent tree', () => {
     const { status, body } = await publishOverHttp(t, manifestBytes('two'));
     expect(status).toBe(500);
     expect(body['code']).toBe('LOG_INCONSISTENT');
-    expect(t.registry.store.listCheckpoints()).toEqual(before);
+    expect(await t.registry.store.listCheckpoints()).toEqual(before);
   });
 
   it('refuses LOG_INCONSISTENT (not a client error) when the stored tree is smaller than the last signed checkpoint', async () => {
     await publishMany(t, 'r', 3); // size 4, checkpoint 4
-    const before = t.registry.store.listCheckpoints();
+    const before = await t.registry.store.listCheckpoints();
     dropTriggers(t, 'log_entries_no_delete', 'log_nodes_no_delete');
     sql(t).prepare('DELETE FROM log_entries WHERE idx >= 2').run();
     sql(t).prepare('DELETE FROM log_nodes WHERE (idx + 1) * (1 << level) > 2').run();
-    t.registry.store.transaction(() => t.registry.log.appendLeaf('yank', new TextEncoder().encode('{"x":2}')));
-    expect(() => t.registry.log.signLatestCheckpoint()).toThrow(expect.objectContaining({ code: 'LOG_INCONSISTENT' }));
-    expect(t.registry.store.listCheckpoints()).toEqual(before);
+    await t.registry.store.transaction(
+      async () => await t.registry.log.appendLeaf('yank', new TextEncoder().encode('{"x":2}')),
+    );
+    await expect(t.registry.log.signLatestCheckpoint()).rejects.toThrow(
+      expect.objectContaining({ code: 'LOG_INCONSISTENT' }),
+    );
+    expect(await t.registry.store.listCheckpoints()).toEqual(before);
   });
 });

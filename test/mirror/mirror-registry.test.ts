@@ -56,8 +56,8 @@ beforeAll(async () => {
     app: { onUnexpectedError: () => {} },
   });
   registry = server.registry;
-  acme = registry.createPublisher('io.github.acme').publisher;
-  const fixture = registry.createPublisher(FIXTURE_NAMESPACE).publisher;
+  acme = (await registry.createPublisher('io.github.acme')).publisher;
+  const fixture = (await registry.createPublisher(FIXTURE_NAMESPACE)).publisher;
   for (const version of ['1.0.0', '1.1.0', ODD_VERSION]) await publish(version);
   await registry.publish(Buffer.from(JSON.stringify(manifestWithCapabilities(fixtureTools))), fixture);
   await registry.yank(acme, NAME, '1.0.0', 'broken build');
@@ -68,7 +68,7 @@ beforeAll(async () => {
   const run = await toolseal(['mirror', '--registry', server.url, '--out', out], { cwd: work });
   expect(run.code, run.stderr).toBe(0);
   const printed = jsonLine(run.stdout);
-  sizeAfterFirstRun = registry.latestCheckpoint()?.size ?? 0;
+  sizeAfterFirstRun = (await registry.latestCheckpoint())?.size ?? 0;
   expect(printed).toMatchObject({ previousSize: 0, size: sizeAfterFirstRun, entries: { attestation: 5, yank: 1 } });
   mirror = await startStaticServer(out);
 }, 120_000);

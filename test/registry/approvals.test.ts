@@ -20,7 +20,7 @@ import { cleanupTempDirs, snapshotDb, utf8 } from '../helpers/registry-helpers.t
 afterAll(cleanupTempDirs);
 
 let t: ApprovalEnv;
-afterEach(() => t?.close());
+afterEach(async () => t?.close());
 
 /** The refusal `run` throws, or its promise rejects with (requestApproval is synchronous; decide and consume are not). */
 async function refusal(run: () => unknown, code: ErrorCode, pointer?: string): Promise<ToolsealError> {
@@ -51,10 +51,10 @@ describe('requesting an approval', () => {
   it('stores the envelope exactly as sent with the digest the registry recomputed, pending for the TTL', async () => {
     t = await createApprovalEnv();
     const envelope = t.envelope();
-    const created = t.registry.requestApproval(t.host, envelope);
+    const created = await t.registry.requestApproval(t.host, envelope);
     expect(created).toMatchObject({ created: true, status: 'pending', digest: expectedDigest() });
     expect(created.id).toMatch(/^apr_[A-Za-z0-9_-]{22}$/);
-    const row = t.store.getApproval(created.id)!;
+    const row = (await t.store.getApproval(created.id))!;
     expect(Buffer.compare(row.envelope, Buffer.from(envelope))).toBe(0);
     expect(row.salt.byteLength).toBe(32);
     expect(Date.parse(row.expiresAt) - Date.parse(row.createdAt)).toBe(DEFAULT_APPROVAL_TTL_SECONDS * 1000);
@@ -68,42 +68,50 @@ describe('requesting an approval', () => {
 
   it('returns the open request for an identical call (an informational change is identical), a new one otherwise', async () => {
     t = await createApprovalEnv();
-    const first = t.registry.requestApproval(t.host, t.envelope());
-    const again = t.registry.requestApproval(t.host, t.envelope(REFUND_4200.replace('late delivery', 'other note')));
+    const first = await t.registry.requestApproval(t.host, t.envelope());
+    const again = await t.registry.requestApproval(
+      t.host,
+      t.envelope(REFUND_4200.replace('late delivery', 'other note')),
+    );
     expect(again).toMatchObject({ created: false, id: first.id, digest: first.digest, status: 'pending' });
-    const other = t.registry.requestApproval(t.host, t.envelope(REFUND_4200.replace('4200', '4201')));
+    const other = await t.registry.requestApproval(t.host, t.envelope(REFUND_4200.replace('4200', '4201')));
     expect(other.created).toBe(true);
     expect(other.digest).not.toBe(first.digest);
     // Once decided (approved) it is still open; once consumed a new request is needed.
     await t.registry.decideApproval(t.operator, first.id, decisionBody('approve', first.digest));
-    expect(t.registry.requestApproval(t.host, t.envelope())).toMatchObject({ created: false, status: 'approved' });
+    expect(await t.registry.requestApproval(t.host, t.envelope())).toMatchObject({
+      created: false,
+      status: 'approved',
+    });
     await t.registry.consumeApproval(t.host, first.id, t.envelope());
-    const fresh = t.registry.requestApproval(t.host, t.envelope());
+    const fresh = await t.registry.requestApproval(t.host, t.envelope());
     expect(fresh.created).toBe(true);
     expect(fresh.id).not.toBe(first.id);
   });
 
   it('a denial is sticky: the identical request gets the denied one back until it expires; another amount is new', async () => {
     t = await createApprovalEnv({ approvalTtlSeconds: 60 });
-    const first = t.registry.requestApproval(t.host, t.envelope());
+    const first = await t.registry.requestApproval(t.host, t.envelope());
     await t.registry.decideApproval(t.operator, first.id, decisionBody('deny', first.digest, 'no'));
-    expect(t.registry.requestApproval(t.host, t.envelope())).toMatchObject({
+    expect(await t.registry.requestApproval(t.host, t.envelope())).toMatchObject({
       created: false,
       id: first.id,
       status: 'denied',
     });
-    expect(t.registry.requestApproval(t.host, t.envelope(REFUND_4200.replace('4200', '4201'))).created).toBe(true);
+    expect((await t.registry.requestApproval(t.host, t.envelope(REFUND_4200.replace('4200', '4201')))).created).toBe(
+      true,
+    );
     t.advance(60);
-    const after = t.registry.requestApproval(t.host, t.envelope());
+    const after = await t.registry.requestApproval(t.host, t.envelope());
     expect(after.created).toBe(true);
     expect(after.id).not.toBe(first.id);
   });
 
   it('a new request once the open one has expired', async () => {
     t = await createApprovalEnv({ approvalTtlSeconds: 60 });
-    const first = t.registry.requestApproval(t.host, t.envelope());
+    const first = await t.registry.requestApproval(t.host, t.envelope());
     t.advance(60);
-    const second = t.registry.requestApproval(t.host, t.envelope());
+    const second = await t.registry.requestApproval(t.host, t.envelope());
     expect(second.created).toBe(true);
     expect(second.id).not.toBe(first.id);
   });
@@ -145,7 +153,7 @@ describe('requesting an approval', () => {
 
   it('refuses a revoked host inside the write', async () => {
     t = await createApprovalEnv();
-    t.store.revokePrincipal(t.host.id, new Date().toISOString());
+    await t.store.revokePrincipal(t.host.id, new Date().toISOString());
     await refusedWithNothingStored(() => t.registry.requestApproval(t.host, t.envelope()), 'UNAUTHENTICATED');
   });
 });
@@ -154,8 +162,8 @@ describe('reading approvals', () => {
   it('shows the host and operators the envelope, the signed tool, the material view and the salt', async () => {
     t = await createApprovalEnv();
     const sent = REFUND_4200.replace('["vip", "late"]', '["late", "vip"]');
-    const { id, digest } = t.registry.requestApproval(t.host, t.envelope(sent));
-    const seen = t.registry.getApproval(t.host, id);
+    const { id, digest } = await t.registry.requestApproval(t.host, t.envelope(sent));
+    const seen = await t.registry.getApproval(t.host, id);
     expect(seen).toMatchObject({ id, digest, status: 'pending' });
     expect(seen.envelope).toEqual(JSON.parse(new TextDecoder().decode(t.envelope(sent))));
     expect(seen.tool).toEqual(t.signed.tool);
@@ -167,38 +175,38 @@ describe('reading approvals', () => {
       steps: ['credit', 'notify'],
     });
     const salt = Buffer.from(seen.commitmentSalt, 'base64url');
-    expect(salt.equals(t.store.getApproval(id)!.salt)).toBe(true);
-    expect(t.registry.getApproval(t.operator, id)).toEqual(seen);
+    expect(salt.equals((await t.store.getApproval(id))!.salt)).toBe(true);
+    expect(await t.registry.getApproval(t.operator, id)).toEqual(seen);
   });
 
   it("hides another host's request (NOT_FOUND), and reads expired at read time without storing it", async () => {
     t = await createApprovalEnv({ approvalTtlSeconds: 30 });
-    const { id } = t.registry.requestApproval(t.host, t.envelope());
-    const other = t.registry.createPrincipal('host', 'host-b').principal;
+    const { id } = await t.registry.requestApproval(t.host, t.envelope());
+    const other = (await t.registry.createPrincipal('host', 'host-b')).principal;
     await refusal(() => t.registry.getApproval(other, id), 'NOT_FOUND');
     t.advance(30);
-    expect(t.registry.getApproval(t.host, id).status).toBe('expired');
-    expect(t.store.getApproval(id)!.status).toBe('pending');
+    expect((await t.registry.getApproval(t.host, id)).status).toBe('expired');
+    expect((await t.store.getApproval(id))!.status).toBe('pending');
   });
 
   it('lists newest first, filtered by status (expired computed), bounded by limit', async () => {
     t = await createApprovalEnv({ approvalTtlSeconds: 100 });
-    const a = t.registry.requestApproval(t.host, t.envelope(REFUND_4200.replace('4200', '1')));
+    const a = await t.registry.requestApproval(t.host, t.envelope(REFUND_4200.replace('4200', '1')));
     t.advance(1);
-    const b = t.registry.requestApproval(t.host, t.envelope(REFUND_4200.replace('4200', '2')));
+    const b = await t.registry.requestApproval(t.host, t.envelope(REFUND_4200.replace('4200', '2')));
     t.advance(1);
-    const c = t.registry.requestApproval(t.host, t.envelope(REFUND_4200.replace('4200', '3')));
+    const c = await t.registry.requestApproval(t.host, t.envelope(REFUND_4200.replace('4200', '3')));
     await t.registry.decideApproval(t.operator, b.id, decisionBody('deny', b.digest, 'no'));
-    expect(t.registry.listApprovals(undefined, 500).items.map((i) => i.id)).toEqual([c.id, b.id, a.id]);
-    expect(t.registry.listApprovals('pending', 500).items.map((i) => i.id)).toEqual([c.id, a.id]);
-    expect(t.registry.listApprovals('denied', 500).items).toMatchObject([
+    expect((await t.registry.listApprovals(undefined, 500)).items.map((i) => i.id)).toEqual([c.id, b.id, a.id]);
+    expect((await t.registry.listApprovals('pending', 500)).items.map((i) => i.id)).toEqual([c.id, a.id]);
+    expect((await t.registry.listApprovals('denied', 500)).items).toMatchObject([
       { id: b.id, decidedBy: 'alice', reason: 'no' },
     ]);
-    expect(t.registry.listApprovals(undefined, 1).items.map((i) => i.id)).toEqual([c.id]);
+    expect((await t.registry.listApprovals(undefined, 1)).items.map((i) => i.id)).toEqual([c.id]);
     t.advance(101);
-    expect(t.registry.listApprovals('expired', 500).items.map((i) => i.id)).toEqual([c.id, a.id]);
-    expect(t.registry.listApprovals('pending', 500).items).toEqual([]);
-    const item = t.registry.listApprovals(undefined, 500).items[0]!;
+    expect((await t.registry.listApprovals('expired', 500)).items.map((i) => i.id)).toEqual([c.id, a.id]);
+    expect((await t.registry.listApprovals('pending', 500)).items).toEqual([]);
+    const item = (await t.registry.listApprovals(undefined, 500)).items[0]!;
     expect(Object.keys(item)).not.toContain('commitmentSalt');
     expect(Object.keys(item)).not.toContain('envelope');
   });
@@ -207,19 +215,19 @@ describe('reading approvals', () => {
 describe('deciding', () => {
   it('approves in one transaction with its leaf under a signed checkpoint; the leaf commits with the salt', async () => {
     t = await createApprovalEnv();
-    const { id, digest } = t.registry.requestApproval(t.host, t.envelope());
-    const size = t.store.getLogSize();
+    const { id, digest } = await t.registry.requestApproval(t.host, t.envelope());
+    const size = await t.store.getLogSize();
     const decided = await t.registry.decideApproval(t.operator, id, decisionBody('approve', digest, 'ok for cust_A'));
     expect(decided).toEqual({ id, digest, status: 'approved', logIndex: size });
-    expect(t.store.latestCheckpoint()!.size).toBe(size + 1);
-    const row = t.store.getApproval(id)!;
+    expect((await t.store.latestCheckpoint())!.size).toBe(size + 1);
+    const row = (await t.store.getApproval(id))!;
     expect(row).toMatchObject({
       status: 'approved',
       decidedBy: 'alice',
       reason: 'ok for cust_A',
       decisionLogIndex: size,
     });
-    const [entry] = t.store.readLogEntries(size, size + 1);
+    const [entry] = await t.store.readLogEntries(size, size + 1);
     expect(entry!.kind).toBe('approval-decision');
     const parsed = parseLogEntry(entry!.data);
     expect(parsed).toEqual({
@@ -248,7 +256,7 @@ describe('deciding', () => {
     ]) {
       expect(text).not.toContain(secret);
     }
-    expect(t.registry.getApproval(t.host, id)).toMatchObject({
+    expect(await t.registry.getApproval(t.host, id)).toMatchObject({
       status: 'approved',
       decidedBy: 'alice',
       decisionLogIndex: size,
@@ -257,7 +265,7 @@ describe('deciding', () => {
 
   it('refuses with nothing stored: unknown id, other digest, expired, decided twice, bad bodies', async () => {
     t = await createApprovalEnv({ approvalTtlSeconds: 60 });
-    const { id, digest } = t.registry.requestApproval(t.host, t.envelope());
+    const { id, digest } = await t.registry.requestApproval(t.host, t.envelope());
     const d =
       (body: Uint8Array, which = id) =>
       () =>
@@ -285,15 +293,15 @@ describe('deciding', () => {
     await refusedWithNothingStored(d(utf8('{"decision":"approve","decision":"deny"}')), 'DUPLICATE_KEY');
     await t.registry.decideApproval(t.operator, id, decisionBody('deny', digest));
     await refusedWithNothingStored(d(decisionBody('approve', digest)), 'APPROVAL_DECIDED');
-    const late = t.registry.requestApproval(t.host, t.envelope(REFUND_4200.replace('4200', '7')));
+    const late = await t.registry.requestApproval(t.host, t.envelope(REFUND_4200.replace('4200', '7')));
     t.advance(60);
     await refusedWithNothingStored(d(decisionBody('approve', late.digest), late.id), 'APPROVAL_EXPIRED');
   });
 
   it('refuses an operator revoked after it authenticated', async () => {
     t = await createApprovalEnv();
-    const { id, digest } = t.registry.requestApproval(t.host, t.envelope());
-    t.store.revokePrincipal(t.operator.id, new Date().toISOString());
+    const { id, digest } = await t.registry.requestApproval(t.host, t.envelope());
+    await t.store.revokePrincipal(t.operator.id, new Date().toISOString());
     await refusedWithNothingStored(
       () => t.registry.decideApproval(t.operator, id, decisionBody('approve', digest)),
       'UNAUTHENTICATED',
@@ -304,7 +312,7 @@ describe('deciding', () => {
 describe('consuming', () => {
   it('consumes an approved request once, with its leaf; every later state is refused with its code', async () => {
     t = await createApprovalEnv();
-    const { id, digest } = t.registry.requestApproval(t.host, t.envelope());
+    const { id, digest } = await t.registry.requestApproval(t.host, t.envelope());
     const consume =
       (bytes = t.envelope()) =>
       () =>
@@ -321,14 +329,14 @@ describe('consuming', () => {
     );
     await refusedWithNothingStored(consume(t.envelope(REFUND_4200.replace('4200', '4200.0'))), 'MONEY_INVALID');
     await refusedWithNothingStored(consume(t.envelope(undefined, { audience: 'host-b' })), 'FORBIDDEN', '/audience');
-    const size = t.store.getLogSize();
+    const size = await t.store.getLogSize();
     // An informational change after approval still matches.
     const consumed = await t.registry.consumeApproval(t.host, id, t.envelope(REFUND_4200.replace('t-1', 't-2')));
     expect(consumed).toEqual({ id, digest, status: 'consumed', logIndex: size });
-    expect(t.store.latestCheckpoint()!.size).toBe(size + 1);
-    const row = t.store.getApproval(id)!;
+    expect((await t.store.latestCheckpoint())!.size).toBe(size + 1);
+    const row = (await t.store.getApproval(id))!;
     expect(row).toMatchObject({ status: 'consumed', consumptionLogIndex: size });
-    expect(parseLogEntry(t.store.readLogEntries(size, size + 1)[0]!.data)).toEqual({
+    expect(parseLogEntry((await t.store.readLogEntries(size, size + 1))[0]!.data)).toEqual({
       ok: true,
       kind: 'approval-consumption',
       entry: {
@@ -339,32 +347,32 @@ describe('consuming', () => {
       },
     });
     await refusedWithNothingStored(consume(), 'APPROVAL_CONSUMED');
-    expect(t.registry.getApproval(t.operator, id).status).toBe('consumed');
+    expect((await t.registry.getApproval(t.operator, id)).status).toBe('consumed');
   });
 
   it('refuses denied and expired requests, and hides another host', async () => {
     t = await createApprovalEnv({ approvalTtlSeconds: 60 });
-    const denied = t.registry.requestApproval(t.host, t.envelope());
+    const denied = await t.registry.requestApproval(t.host, t.envelope());
     await t.registry.decideApproval(t.operator, denied.id, decisionBody('deny', denied.digest));
     await refusedWithNothingStored(
       () => t.registry.consumeApproval(t.host, denied.id, t.envelope()),
       'APPROVAL_DENIED',
     );
-    const approved = t.registry.requestApproval(t.host, t.envelope(REFUND_4200.replace('4200', '5')));
+    const approved = await t.registry.requestApproval(t.host, t.envelope(REFUND_4200.replace('4200', '5')));
     await t.registry.decideApproval(t.operator, approved.id, decisionBody('approve', approved.digest));
-    const other = t.registry.createPrincipal('host', 'host-b').principal;
+    const other = (await t.registry.createPrincipal('host', 'host-b')).principal;
     const bytes = t.envelope(REFUND_4200.replace('4200', '5'));
     await refusedWithNothingStored(() => t.registry.consumeApproval(other, approved.id, bytes), 'NOT_FOUND');
     t.advance(60);
     await refusedWithNothingStored(() => t.registry.consumeApproval(t.host, approved.id, bytes), 'APPROVAL_EXPIRED');
-    expect(t.registry.getApproval(t.host, approved.id).status).toBe('expired');
+    expect((await t.registry.getApproval(t.host, approved.id)).status).toBe('expired');
   });
 });
 
 describe('the database keeps approvals immutable', () => {
   it('refuses to change what was asked, to delete, to move a state backwards or to rewrite a log index', async () => {
     t = await createApprovalEnv();
-    const { id, digest } = t.registry.requestApproval(t.host, t.envelope());
+    const { id, digest } = await t.registry.requestApproval(t.host, t.envelope());
     const { sqliteDatabaseOf } = await import('../../src/store/sqlite/index.ts');
     const db = sqliteDatabaseOf(t.store);
     const refused = (statement: string, ...params: unknown[]) =>

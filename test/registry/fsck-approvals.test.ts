@@ -11,17 +11,17 @@ import { cleanupTempDirs } from '../helpers/registry-helpers.ts';
 afterAll(cleanupTempDirs);
 
 let t: ApprovalEnv;
-afterEach(() => t?.close());
+afterEach(async () => t?.close());
 
 /** Requests pending, approved, denied and consumed; returns their ids in that order. */
 async function populated(): Promise<string[]> {
   t = await createApprovalEnv();
-  const ask = (amount: number) =>
-    t.registry.requestApproval(t.host, t.envelope(REFUND_4200.replace('4200', String(amount))));
-  const pending = ask(1);
-  const approved = ask(2);
-  const denied = ask(3);
-  const consumed = ask(4);
+  const ask = async (amount: number) =>
+    await t.registry.requestApproval(t.host, t.envelope(REFUND_4200.replace('4200', String(amount))));
+  const pending = await ask(1);
+  const approved = await ask(2);
+  const denied = await ask(3);
+  const consumed = await ask(4);
   await t.registry.decideApproval(t.operator, approved.id, decisionBody('approve', approved.digest));
   await t.registry.decideApproval(t.operator, denied.id, decisionBody('deny', denied.digest, 'no'));
   await t.registry.decideApproval(t.operator, consumed.id, decisionBody('approve', consumed.digest));
@@ -49,7 +49,9 @@ describe('fsck of approvals', () => {
 
   it('finds a rewritten envelope: it no longer recomputes to the digest', async () => {
     const [pending] = await populated();
-    const envelope = t.store.getApproval(pending!)!.envelope.toString('utf8').replace('"amount": 1', '"amount": 9');
+    const envelope = (await t.store.getApproval(pending!))!.envelope
+      .toString('utf8')
+      .replace('"amount": 1', '"amount": 9');
     tamper('UPDATE approvals SET envelope = ? WHERE id = ?', Buffer.from(envelope), pending);
     expect(await problemsOf()).toMatchObject([
       { code: 'INTEGRITY_ERROR', where: `approval ${pending}`, message: expect.stringMatching(/recomputes to/) },
@@ -95,22 +97,23 @@ describe('fsck of approvals', () => {
 
   it('finds an approval leaf that no row records', async () => {
     await populated();
-    const index = t.store.transaction(() =>
-      t.registry.log.appendLeaf(
-        'approval-decision',
-        formatApprovalDecisionEntry({
-          approval: `apr_${'Z'.repeat(22)}`,
-          commitment: `sha256:${'2'.repeat(64)}`,
-          decision: 'approve',
-          operator: 'alice',
-          audience: 'host-a',
-          manifest: 'io.example.actions/refunds@1.0.0',
-          tool: 'refund',
-          decidedAt: new Date().toISOString(),
-        }),
-      ),
+    const index = await t.store.transaction(
+      async () =>
+        await t.registry.log.appendLeaf(
+          'approval-decision',
+          formatApprovalDecisionEntry({
+            approval: `apr_${'Z'.repeat(22)}`,
+            commitment: `sha256:${'2'.repeat(64)}`,
+            decision: 'approve',
+            operator: 'alice',
+            audience: 'host-a',
+            manifest: 'io.example.actions/refunds@1.0.0',
+            tool: 'refund',
+            decidedAt: new Date().toISOString(),
+          }),
+        ),
     );
-    t.registry.log.signLatestCheckpoint();
+    await t.registry.log.signLatestCheckpoint();
     expect(await problemsOf()).toEqual([
       {
         code: 'INTEGRITY_ERROR',

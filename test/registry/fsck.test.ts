@@ -17,7 +17,7 @@ import { sqliteDatabaseOf } from '../../src/store/sqlite/index.ts';
 afterAll(cleanupTempDirs);
 
 async function populated(): Promise<TestEnv> {
-  const env = createTestEnv();
+  const env = await createTestEnv();
   for (const version of ['1.0.0', '1.1.0', '2.0.0'])
     expect((await postManifest(env.app, manifestBytes({ version, description: version }), env.token)).status).toBe(201);
   expect((await postManifest(env.app, manifestBytes({ name: 'io.github.acme/other' }), env.token)).status).toBe(201);
@@ -38,20 +38,20 @@ describe('runFsck', () => {
     expect(report.checked).toEqual({
       blobs: 5,
       versions: 5,
-      logEntries: env.store.getLogSize(),
-      logNodes: env.store.listAllLogNodes().length,
-      checkpoints: env.store.listCheckpoints().length,
-      checkpointSignatures: env.store.listCheckpoints().length,
+      logEntries: await env.store.getLogSize(),
+      logNodes: (await env.store.listAllLogNodes()).length,
+      checkpoints: (await env.store.listCheckpoints()).length,
+      checkpointSignatures: (await env.store.listCheckpoints()).length,
       approvals: 0,
     });
     // 2 keys + 5 attestations + 1 yank
     expect(report.checked.logEntries).toBe(8);
-    env.close();
+    await env.close();
   });
 
   it('finds a corrupted blob row', async () => {
     const env = await populated();
-    const digest = env.store.getVersion('io.github.acme/widgets', '1.0.0')!.digest;
+    const digest = (await env.store.getVersion('io.github.acme/widgets', '1.0.0'))!.digest;
     sqliteDatabaseOf(env.store).exec('DROP TRIGGER blobs_no_update');
     sqliteDatabaseOf(env.store)
       .prepare("UPDATE blobs SET bytes = CAST(replace(CAST(bytes AS TEXT), '1.0.0', '1.0.9') AS BLOB) WHERE digest = ?")
@@ -65,13 +65,13 @@ describe('runFsck', () => {
         message: expect.stringMatching(/^bytes hash to sha256:[0-9a-f]{64}$/) as unknown as string,
       },
     ]);
-    env.close();
+    await env.close();
   });
 
   it('finds a corrupted attestation (bad signature, and no longer the logged leaf)', async () => {
     const env = await populated();
     sqliteDatabaseOf(env.store).exec('DROP TRIGGER manifest_versions_immutable_columns');
-    const row = env.store.getVersion('io.github.acme/widgets', '2.0.0')!;
+    const row = (await env.store.getVersion('io.github.acme/widgets', '2.0.0'))!;
     const jws = JSON.parse(row.attestation.toString('utf8')) as { signature: string };
     const signature = Buffer.from(jws.signature, 'base64url');
     signature[10]! ^= 0x40;
@@ -86,14 +86,14 @@ describe('runFsck', () => {
       ['NOT_IN_LOG', 'io.github.acme/widgets@2.0.0'],
     ]);
     expect(report.problems[0]!.message).toMatch(/^SIGNATURE_INVALID/);
-    env.close();
+    await env.close();
   });
 
   it("finds an attestation swapped onto another version's row (a valid signature for the wrong subject)", async () => {
     const env = await populated();
     sqliteDatabaseOf(env.store).exec('DROP TRIGGER manifest_versions_immutable_columns');
-    const donor = env.store.getVersion('io.github.acme/widgets', '1.0.0')!;
-    const target = env.store.getVersion('io.github.acme/widgets', '2.0.0')!;
+    const donor = (await env.store.getVersion('io.github.acme/widgets', '1.0.0'))!;
+    const target = (await env.store.getVersion('io.github.acme/widgets', '2.0.0'))!;
     sqliteDatabaseOf(env.store)
       .prepare('UPDATE manifest_versions SET attestation = ? WHERE id = ?')
       .run(donor.attestation, target.id);
@@ -103,13 +103,13 @@ describe('runFsck', () => {
       ['NOT_IN_LOG', 'io.github.acme/widgets@2.0.0'],
     ]);
     expect(report.problems[0]!.message).toMatch(/^SUBJECT_MISMATCH/);
-    env.close();
+    await env.close();
   });
 
   it('finds a rewritten log entry: data alone, and data with a matching leaf hash', async () => {
     const env = await populated();
     sqliteDatabaseOf(env.store).exec('DROP TRIGGER log_entries_no_update');
-    const index = env.store.getVersion('io.github.acme/widgets', '1.0.0')!.logIndex;
+    const index = (await env.store.getVersion('io.github.acme/widgets', '1.0.0'))!.logIndex;
     sqliteDatabaseOf(env.store)
       .prepare('UPDATE log_entries SET data = ? WHERE idx = ?')
       .run(Buffer.from('{"rewritten":true}'), index);
@@ -140,13 +140,13 @@ describe('runFsck', () => {
     expect(report.problems.some((p) => p.code === 'LOG_INCONSISTENT' && p.where.startsWith('log node'))).toBe(true);
     expect(report.problems.some((p) => p.code === 'LOG_INCONSISTENT' && p.where.startsWith('checkpoint'))).toBe(true);
     expect(report.problems.some((p) => p.where === `log entry ${index}`)).toBe(false);
-    env.close();
+    await env.close();
   });
 
   it('finds a forged checkpoint signature (with the log verifier) and a checkpoint beyond the log', async () => {
     const env = await populated();
     sqliteDatabaseOf(env.store).exec('DROP TRIGGER log_checkpoints_no_update');
-    const latest = env.store.latestCheckpoint()!;
+    const latest = (await env.store.latestCheckpoint())!;
     const lines = latest.note.split('\n');
     const signatureLine = lines.findIndex((line) => line.startsWith('\u2014 '));
     const parts = lines[signatureLine]!.split(' ');
@@ -165,7 +165,7 @@ describe('runFsck', () => {
         message: expect.stringMatching(/^SIGNATURE_INVALID/) as unknown as string,
       },
     ]);
-    env.close();
+    await env.close();
   });
 
   it('reports every problem at once', async () => {
@@ -173,8 +173,8 @@ describe('runFsck', () => {
     sqliteDatabaseOf(env.store).exec(
       'DROP TRIGGER blobs_no_update; DROP TRIGGER manifest_versions_immutable_columns; DROP TRIGGER log_entries_no_update',
     );
-    const a = env.store.getVersion('io.github.acme/widgets', '1.0.0')!;
-    const b = env.store.getVersion('io.github.acme/other', '1.0.0')!;
+    const a = (await env.store.getVersion('io.github.acme/widgets', '1.0.0'))!;
+    const b = (await env.store.getVersion('io.github.acme/other', '1.0.0'))!;
     sqliteDatabaseOf(env.store).prepare('UPDATE blobs SET bytes = ? WHERE digest = ?').run(Buffer.from('{}'), a.digest);
     sqliteDatabaseOf(env.store)
       .prepare("UPDATE manifest_versions SET stored_at = '2000-01-01T00:00:00.000Z' WHERE id = ?")
@@ -188,6 +188,6 @@ describe('runFsck', () => {
         ['LOG_INCONSISTENT', 'log entry 0'],
       ]),
     );
-    env.close();
+    await env.close();
   });
 });

@@ -7,7 +7,7 @@ import { runPipeline } from '../../src/pipeline/index.ts';
 import type { PublishOutcome } from '../../src/registry/index.ts';
 import { cleanupTempDirs, createTestEnv, manifestBytes, sampleTool, snapshotDb } from '../helpers/registry-helpers.ts';
 
-afterAll(() => cleanupTempDirs());
+afterAll(async () => cleanupTempDirs());
 
 async function settle<T>(work: Promise<T>): Promise<{ ok: T } | { error: unknown }> {
   return work.then(
@@ -23,21 +23,21 @@ function outcomeOf(result: { ok: PublishOutcome } | { error: unknown }): Publish
 
 describe('GroupCommitter (the registry on one thread)', () => {
   it('publishes started in one turn share one commit and one signed checkpoint; each proof leads to it', async () => {
-    const env = createTestEnv({ onDisk: true });
-    const checkpointsBefore = env.store.listCheckpoints().length;
+    const env = await createTestEnv({ onDisk: true });
+    const checkpointsBefore = (await env.store.listCheckpoints()).length;
     const outcomes = await Promise.all(
       Array.from({ length: 6 }, (_, i) => env.registry.publish(manifestBytes({ version: `1.0.${i}` }), env.publisher)),
     );
     expect(outcomes.map((o) => o.created)).toEqual(Array(6).fill(true));
-    expect(env.store.listCheckpoints().length).toBe(checkpointsBefore + 1);
-    const size = env.store.latestCheckpoint()!.size;
+    expect((await env.store.listCheckpoints()).length).toBe(checkpointsBefore + 1);
+    const size = (await env.store.latestCheckpoint())!.size;
     expect(new Set(outcomes.map((o) => o.inclusion.size))).toEqual(new Set([size]));
     expect(new Set(outcomes.map((o) => o.record.logIndex)).size).toBe(6);
-    env.close();
+    await env.close();
   });
 
   it('one batch mixing new, idempotent and conflicting publishes answers each on its own; the conflict changes nothing', async () => {
-    const env = createTestEnv();
+    const env = await createTestEnv();
     const first = await env.registry.publish(manifestBytes({ version: '1.0.0' }), env.publisher);
     const other = manifestBytes({ version: '1.0.0', tools: [sampleTool('other')] });
     const results = await Promise.all([
@@ -53,21 +53,21 @@ describe('GroupCommitter (the registry on one thread)', () => {
     expect(outcomeOf(results[2]!).created).toBe(true);
     expect(outcomeOf(results[3]!).created).toBe(false);
     expect(outcomeOf(results[3]!).record.id).toBe(outcomeOf(results[2]!).record.id);
-    expect(env.store.getBlob(runPipeline(other).digest)).toBeUndefined();
-    expect(env.store.listVersions('io.github.acme/widgets').map((v) => v.version)).toEqual(['1.0.0', '1.1.0']);
-    expect(env.store.getLogSize()).toBe(first.record.logIndex + 2);
-    env.close();
+    expect(await env.store.getBlob(runPipeline(other).digest)).toBeUndefined();
+    expect((await env.store.listVersions('io.github.acme/widgets')).map((v) => v.version)).toEqual(['1.0.0', '1.1.0']);
+    expect(await env.store.getLogSize()).toBe(first.record.logIndex + 2);
+    await env.close();
   });
 
   it('a publish that fails after it began writing: the batch is retried one publish at a time, and only that one fails, storing nothing', async () => {
-    const env = createTestEnv({ onDisk: true });
+    const env = await createTestEnv({ onDisk: true });
     const uploads = [0, 1, 2].map((i) => manifestBytes({ version: `2.0.${i}` }));
     const badDigest = runPipeline(uploads[1]!).digest;
-    const store = env.store as unknown as { insertBlobIfAbsent(digest: string, bytes: Uint8Array): void };
+    const store = env.store as unknown as { insertBlobIfAbsent(digest: string, bytes: Uint8Array): Promise<void> };
     const insertBlob = store.insertBlobIfAbsent.bind(env.store);
     let failures = 0;
-    store.insertBlobIfAbsent = (digest, bytes) => {
-      insertBlob(digest, bytes);
+    store.insertBlobIfAbsent = async (digest, bytes) => {
+      await insertBlob(digest, bytes);
       // After the blob row is written: a partial publish that only a rollback can undo.
       if (digest === badDigest) {
         failures++;
@@ -81,8 +81,8 @@ describe('GroupCommitter (the registry on one thread)', () => {
     expect((results[1] as { error: unknown }).error).not.toBeInstanceOf(ToolsealError);
     const stored = [outcomeOf(results[0]!), outcomeOf(results[2]!)];
     expect(stored.map((o) => o.created)).toEqual([true, true]);
-    expect(env.store.getBlob(badDigest)).toBeUndefined();
-    expect(env.store.getVersion('io.github.acme/widgets', '2.0.1')).toBeUndefined();
+    expect(await env.store.getBlob(badDigest)).toBeUndefined();
+    expect(await env.store.getVersion('io.github.acme/widgets', '2.0.1')).toBeUndefined();
     const after = snapshotDb(env.store);
     expect(after.counts['log_entries']).toBe(before.counts['log_entries']! + 2);
     expect(after.counts['manifest_versions']).toBe(before.counts['manifest_versions']! + 2);
@@ -92,7 +92,7 @@ describe('GroupCommitter (the registry on one thread)', () => {
       before.counts['log_entries']!,
       before.counts['log_entries']! + 1,
     ]);
-    expect(env.store.latestCheckpoint()!.size).toBe(after.counts['log_entries']);
-    env.close();
+    expect((await env.store.latestCheckpoint())!.size).toBe(after.counts['log_entries']);
+    await env.close();
   });
 });

@@ -9,29 +9,31 @@ import { openRegistry } from '../../src/registry/index.ts';
 import { openStore } from '../../src/store/sqlite/index.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'toolseal-logkey-'));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+afterAll(async () => rmSync(root, { recursive: true, force: true }));
 
 describe('log key', () => {
-  it('is created on first start, reused after, and refused (INTERNAL, no new key written) when missing for an existing log', () => {
+  it('is created on first start, reused after, and refused (INTERNAL, no new key written) when missing for an existing log', async () => {
     const dataDir = join(root, 'data');
     const keysDir = join(root, 'keys');
     const first = openStore({ dataDir });
-    const verifier = openRegistry({ store: first, keysDir, origin: 'http://127.0.0.1:1' }).log.verifierString;
-    first.close();
+    const verifier = (await openRegistry({ store: first, keysDir, origin: 'http://127.0.0.1:1' })).log.verifierString;
+    await first.close();
 
     const again = openStore({ dataDir });
-    expect(openRegistry({ store: again, keysDir, origin: 'http://127.0.0.1:1' }).log.verifierString).toBe(verifier);
-    again.close();
+    expect((await openRegistry({ store: again, keysDir, origin: 'http://127.0.0.1:1' })).log.verifierString).toBe(
+      verifier,
+    );
+    await again.close();
 
     rmSync(join(keysDir, 'log.private.jwk.json'));
     const reopened = openStore({ dataDir });
     let refusal: unknown;
     try {
-      openRegistry({ store: reopened, keysDir, origin: 'http://127.0.0.1:1' });
+      await openRegistry({ store: reopened, keysDir, origin: 'http://127.0.0.1:1' });
     } catch (error) {
       refusal = error;
     } finally {
-      reopened.close();
+      await reopened.close();
     }
     expect(refusal).toBeInstanceOf(ToolsealError);
     expect((refusal as ToolsealError).code).toBe('INTERNAL');

@@ -28,12 +28,15 @@ afterAll(cleanupTempDirs);
 const PATH = '/v1/manifests/io.github.acme/widgets/1.0.0';
 
 /** Revoke or rotate through a connection of its own, as `toolseal publisher …` does beside a running server. */
-function onOtherConnection<T>(env: TestEnv, work: (store: ReturnType<typeof openStore>) => T): T {
+async function onOtherConnection<T>(
+  env: TestEnv,
+  work: (store: ReturnType<typeof openStore>) => Promise<T>,
+): Promise<T> {
   const store = openStore({ dataDir: env.dataDir });
   try {
-    return work(store);
+    return await work(store);
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -51,10 +54,10 @@ describe.each([
   ['through the writer thread', () => createTestEnv({ onDisk: true, committer: (where) => startPublishWriter(where) })],
 ])('publishers of a running registry (%s)', (_where, open) => {
   it('a revoked publisher is refused at once, also a request authenticated before; its manifests stay served', async () => {
-    const env = open();
+    const env = await open();
     expect((await postManifest(env.app, manifestBytes(), env.token)).status).toBe(201);
-    const authenticated: PublisherRecord = env.registry.authenticate(env.token);
-    const revoked = onOtherConnection(env, (store) => revokePublisher(store, 'io.github.acme'));
+    const authenticated: PublisherRecord = await env.registry.authenticate(env.token);
+    const revoked = await onOtherConnection(env, (store) => revokePublisher(store, 'io.github.acme'));
     expect(revoked).toMatchObject({ namespace: 'io.github.acme', alreadyRevoked: false });
     const before = snapshotDb(env.store);
 
@@ -73,21 +76,21 @@ describe.each([
     expect(served.status).toBe(200);
     expect((await env.app.request('/v1/manifests')).status).toBe(200);
     // Revoking again keeps the first time and says so; a revoked publisher gets no new token.
-    expect(onOtherConnection(env, (store) => revokePublisher(store, 'io.github.acme'))).toEqual({
+    expect(await onOtherConnection(env, (store) => revokePublisher(store, 'io.github.acme'))).toEqual({
       ...revoked,
       alreadyRevoked: true,
     });
-    expect(() => onOtherConnection(env, (store) => rotatePublisherToken(store, 'io.github.acme'))).toThrow(
+    await expect(onOtherConnection(env, (store) => rotatePublisherToken(store, 'io.github.acme'))).rejects.toThrow(
       /is revoked/,
     );
     await env.closeAll();
   });
 
   it('a rotated-out token is refused at once, also for a request authenticated before; the new one works', async () => {
-    const env = open();
-    const other = env.addPublisher('io.github.other');
-    const authenticated = env.registry.authenticate(env.token);
-    const { token } = onOtherConnection(env, (store) => rotatePublisherToken(store, 'io.github.acme'));
+    const env = await open();
+    const other = await env.addPublisher('io.github.other');
+    const authenticated = await env.registry.authenticate(env.token);
+    const { token } = await onOtherConnection(env, (store) => rotatePublisherToken(store, 'io.github.acme'));
     expect(token).toMatch(/^tsk_[A-Za-z0-9_-]{43}$/);
     expect(token).not.toBe(env.token);
     const before = snapshotDb(env.store);
@@ -100,17 +103,17 @@ describe.each([
     expect((await postYank(env.app, PATH, { reason: 'superseded' }, token)).status).toBe(200);
     // The other publisher is untouched.
     expect((await postManifest(env.app, manifestBytes({ name: 'io.github.other/tools' }), other)).status).toBe(201);
-    expect(env.store.findPublisherByTokenHash(hashToken(env.token))).toBeUndefined();
+    expect(await env.store.findPublisherByTokenHash(hashToken(env.token))).toBeUndefined();
     await env.closeAll();
   });
 });
 
 describe('listPublishers, revokePublisher, rotatePublisherToken', () => {
-  it('list shows namespace, creation and revocation, never a token or its hash; unknown namespaces are NOT_FOUND', () => {
-    const env = createTestEnv({ clock: () => new Date('2030-01-02T03:04:05.000Z') });
-    env.addPublisher('io.github.other');
-    revokePublisher(env.store, 'IO.GITHUB.OTHER', () => new Date('2030-02-03T04:05:06.000Z'));
-    const listed = listPublishers(env.store);
+  it('list shows namespace, creation and revocation, never a token or its hash; unknown namespaces are NOT_FOUND', async () => {
+    const env = await createTestEnv({ clock: () => new Date('2030-01-02T03:04:05.000Z') });
+    await env.addPublisher('io.github.other');
+    await revokePublisher(env.store, 'IO.GITHUB.OTHER', () => new Date('2030-02-03T04:05:06.000Z'));
+    const listed = await listPublishers(env.store);
     expect(listed).toEqual([
       { namespace: 'io.github.acme', createdAt: '2030-01-02T03:04:05.000Z', revoked: false, revokedAt: null },
       {
@@ -121,8 +124,8 @@ describe('listPublishers, revokePublisher, rotatePublisherToken', () => {
       },
     ]);
     expect(JSON.stringify(listed)).not.toContain(env.publisher.tokenHash);
-    expect(() => revokePublisher(env.store, 'io.github.nobody')).toThrow(/no publisher owns/);
-    expect(() => rotatePublisherToken(env.store, 'io.github.nobody')).toThrow(/no publisher owns/);
-    env.close();
+    await expect(revokePublisher(env.store, 'io.github.nobody')).rejects.toThrow(/no publisher owns/);
+    await expect(rotatePublisherToken(env.store, 'io.github.nobody')).rejects.toThrow(/no publisher owns/);
+    await env.close();
   });
 });

@@ -24,13 +24,13 @@ function fileCheckpoint(keysDir: string): { size: number; note: string } {
 
 describe('rollback guard (in process)', () => {
   it('records each answered checkpoint and refuses an empty database under the same keys', async () => {
-    const env = createTestEnv({ onDisk: true });
+    const env = await createTestEnv({ onDisk: true });
     try {
       await env.registry.publish(manifestBytes({ name: NAME, version: '1.0.0' }), env.publisher);
-      expect(fileCheckpoint(env.keysDir).note).toBe(env.registry.latestCheckpoint()!.note);
+      expect(fileCheckpoint(env.keysDir).note).toBe((await env.registry.latestCheckpoint())!.note);
       await env.registry.publish(manifestBytes({ name: NAME, version: '1.1.0' }), env.publisher);
       await env.registry.yank(env.publisher, NAME, '1.0.0', 'broken');
-      const latest = env.registry.latestCheckpoint()!;
+      const latest = (await env.registry.latestCheckpoint())!;
       expect(fileCheckpoint(env.keysDir)).toEqual({ size: latest.size, note: latest.note });
     } finally {
       await env.closeAll();
@@ -39,13 +39,14 @@ describe('rollback guard (in process)', () => {
     const signed = fileCheckpoint(env.keysDir).size;
     const empty = openStore({ dataDir: ':memory:' });
     try {
-      const reader = { readNode: () => new Uint8Array(32) };
-      expect(findLogRollback(empty, reader, env.keysDir)).toMatchObject({ signedSize: signed, logSize: 0 });
-      expect(() => openRegistry({ store: empty, keysDir: env.keysDir, origin: 'http://127.0.0.1:8787' })).toThrow(
+      expect(await findLogRollback(empty, env.keysDir)).toMatchObject({ signedSize: signed, logSize: 0 });
+      await expect(
+        openRegistry({ store: empty, keysDir: env.keysDir, origin: 'http://127.0.0.1:8787' }),
+      ).rejects.toThrow(
         expect.objectContaining({ code: 'LOG_ROLLBACK', message: expect.stringContaining(`size ${signed}`) }),
       );
     } finally {
-      empty.close();
+      await empty.close();
     }
   });
 });

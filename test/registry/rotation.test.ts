@@ -37,21 +37,21 @@ async function expectCode(promise: Promise<unknown>, code: string): Promise<void
 describe('registry.rotateSigningKey()', () => {
   it('retires the old key with exp, activates a new kid, logs the rotation; old and new attestations verify with the JWKS', async () => {
     const time = fakeClock();
-    const env = createTestEnv({ onDisk: true, clock: time.clock });
-    const oldKid = env.registry.activeKid;
+    const env = await createTestEnv({ onDisk: true, clock: time.clock });
+    const oldKid = await env.registry.activeKid();
 
     time.set(T0 + 500);
     expect((await postManifest(env.app, manifestBytes({ version: '1.0.0' }), env.token)).status).toBe(201);
-    const logSizeBefore = env.store.getLogSize();
+    const logSizeBefore = await env.store.getLogSize();
 
     time.set(T0 + 10_250);
     const result = await env.registry.rotateSigningKey();
     expect(result.retired).toBe(oldKid);
     expect(result.active).not.toBe(oldKid);
-    expect(env.registry.activeKid).toBe(result.active);
+    expect(await env.registry.activeKid()).toBe(result.active);
 
     // The rotation is a 'key' leaf in the log, naming the retired key and its end.
-    const [entry] = env.store.readLogEntries(logSizeBefore, logSizeBefore + 1);
+    const [entry] = await env.store.readLogEntries(logSizeBefore, logSizeBefore + 1);
     expect(entry!.kind).toBe('key');
     expect(JSON.parse(entry!.data.toString('utf8'))).toMatchObject({
       type: 'toolseal.key/v1',
@@ -59,12 +59,12 @@ describe('registry.rotateSigningKey()', () => {
       notBefore: (T0 + 10_000) / 1000,
       retires: { kid: oldKid, notAfter: (T0 + 11_000) / 1000 },
     });
-    expect(env.store.latestCheckpoint()!.size).toBe(logSizeBefore + 1);
+    expect((await env.store.latestCheckpoint())!.size).toBe(logSizeBefore + 1);
 
     time.set(T0 + 20_000);
     expect((await postManifest(env.app, manifestBytes({ version: '1.1.0' }), env.token)).status).toBe(201);
-    expect(env.store.getVersion('io.github.acme/widgets', '1.0.0')!.kid).toBe(oldKid);
-    expect(env.store.getVersion('io.github.acme/widgets', '1.1.0')!.kid).toBe(result.active);
+    expect((await env.store.getVersion('io.github.acme/widgets', '1.0.0'))!.kid).toBe(oldKid);
+    expect((await env.store.getVersion('io.github.acme/widgets', '1.1.0'))!.kid).toBe(result.active);
 
     const jwks = (await (await env.app.request('/.well-known/jwks.json')).json()) as Jwks;
     expect(jwks.keys.map((key) => [key.kid, key.nbf, key.exp])).toEqual([
@@ -112,58 +112,58 @@ describe('registry.rotateSigningKey()', () => {
     await verifyAttestation(signStatement(statementAt(T0 + 10_999), oldKey), jwks);
     await expectCode(verifyAttestation(signStatement(statementAt(T0 + 9_999), newKey), jwks), 'KEY_NOT_VALID');
     await verifyAttestation(signStatement(statementAt(T0 + 10_000), newKey), jwks);
-    env.close();
+    await env.close();
   });
 
   it('a registry re-opened on the same data and keys signs with the rotated key; one that shares the store reports and signs with it at once', async () => {
-    const env = createTestEnv({ onDisk: true });
+    const env = await createTestEnv({ onDisk: true });
     expect((await postManifest(env.app, manifestBytes({ version: '1.0.0' }), env.token)).status).toBe(201);
     // Another process (e.g. `toolseal keys rotate`) rotates through its own connection.
     const otherStore = openStore({ dataDir: env.dataDir });
-    const other = openRegistry({ store: otherStore, keysDir: env.keysDir, origin: 'http://127.0.0.1:1' });
+    const other = await openRegistry({ store: otherStore, keysDir: env.keysDir, origin: 'http://127.0.0.1:1' });
     const { active } = await other.rotateSigningKey();
-    otherStore.close();
-    expect(env.registry.activeKid).toBe(active);
+    await otherStore.close();
+    expect(await env.registry.activeKid()).toBe(active);
     expect((await postManifest(env.app, manifestBytes({ version: '1.1.0' }), env.token)).status).toBe(201);
-    expect(env.store.getVersion('io.github.acme/widgets', '1.1.0')!.kid).toBe(active);
-    expect(env.registry.activeKid).toBe(active);
-    env.close();
+    expect((await env.store.getVersion('io.github.acme/widgets', '1.1.0'))!.kid).toBe(active);
+    expect(await env.registry.activeKid()).toBe(active);
+    await env.close();
 
     const reopenedStore = openStore({ dataDir: env.dataDir });
-    const reopened = openRegistry({ store: reopenedStore, keysDir: env.keysDir, origin: 'http://127.0.0.1:1' });
-    expect(reopened.activeKid).toBe(active);
-    expect(reopened.jwks().keys).toHaveLength(2);
+    const reopened = await openRegistry({ store: reopenedStore, keysDir: env.keysDir, origin: 'http://127.0.0.1:1' });
+    expect(await reopened.activeKid()).toBe(active);
+    expect((await reopened.jwks()).keys).toHaveLength(2);
     for (const version of ['1.0.0', '1.1.0']) {
-      const record = reopened.getVersionRecord('io.github.acme/widgets', version);
-      await verifyAttestation(record.attestation, reopened.jwks(), {
+      const record = await reopened.getVersionRecord('io.github.acme/widgets', version);
+      await verifyAttestation(record.attestation, await reopened.jwks(), {
         name: record.name,
         version,
         digest: record.digest as `sha256:${string}`,
       });
     }
-    reopenedStore.close();
+    await reopenedStore.close();
   });
 
   it('rotating twice keeps every key in the JWKS with its window, and each attestation verifies under its own key', async () => {
     const time = fakeClock();
-    const env = createTestEnv({ clock: time.clock });
-    const kids = [env.registry.activeKid];
+    const env = await createTestEnv({ clock: time.clock });
+    const kids = [await env.registry.activeKid()];
     for (let i = 0; i < 3; i++) {
       time.set(T0 + i * 5_000 + 100);
       expect((await postManifest(env.app, manifestBytes({ version: `1.${i}.0` }), env.token)).status).toBe(201);
       time.set(T0 + i * 5_000 + 2_000);
       if (i < 2) kids.push((await env.registry.rotateSigningKey()).active);
     }
-    const jwks = env.registry.jwks();
+    const jwks = await env.registry.jwks();
     expect(jwks.keys.map((key) => key.kid)).toEqual(kids);
     expect(jwks.keys.filter((key) => key.exp === undefined).map((key) => key.kid)).toEqual([kids[2]]);
     for (let i = 0; i < 3; i++) {
-      const record = env.store.getVersion('io.github.acme/widgets', `1.${i}.0`)!;
+      const record = (await env.store.getVersion('io.github.acme/widgets', `1.${i}.0`))!;
       const verified = await verifyAttestation(record.attestation, jwks, {
         digest: record.digest as `sha256:${string}`,
       });
       expect(verified.kid).toBe(kids[i]);
     }
-    env.close();
+    await env.close();
   });
 });

@@ -37,7 +37,7 @@ const ORIGIN = 'http://127.0.0.1:8787';
 const WIDGETS = 'io.github.acme/widgets';
 const onServer = testDatabaseUrl !== undefined;
 
-type Raw = (sql: string, params?: readonly unknown[]) => Record<string, unknown>[];
+type Raw = (sql: string, params?: readonly unknown[]) => Promise<Record<string, unknown>[]>;
 
 interface Database {
   url: string;
@@ -47,15 +47,15 @@ interface Database {
 async function createDatabase(): Promise<Database> {
   return onServer
     ? createTestDatabase(testDatabaseUrl as string)
-    : { url: `pglite:${freshPgliteDir()}`, drop: async () => {} };
+    : { url: `pglite:${await freshPgliteDir()}`, drop: async () => {} };
 }
 
 /** Every log_jobs row change, recorded by a trigger the test adds (dropped again before fsck). */
-function recordJobEvents(raw: Raw): void {
-  raw(
+async function recordJobEvents(raw: Raw): Promise<void> {
+  await raw(
     'CREATE TABLE test_job_events (seq serial PRIMARY KEY, op text, id bigint, kind text, state text, submitted_by text)',
   );
-  raw(`CREATE FUNCTION test_job_event() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+  await raw(`CREATE FUNCTION test_job_event() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
       IF TG_OP = 'DELETE' THEN
         INSERT INTO test_job_events (op, id, kind, state, submitted_by)
           VALUES (TG_OP, OLD.id, OLD.kind, OLD.state, OLD.submitted_by);
@@ -65,14 +65,14 @@ function recordJobEvents(raw: Raw): void {
         VALUES (TG_OP, NEW.id, NEW.kind, NEW.state, NEW.submitted_by);
       RETURN NEW;
     END $$`);
-  raw(`CREATE TRIGGER test_job_events AFTER INSERT OR UPDATE OR DELETE ON log_jobs
+  await raw(`CREATE TRIGGER test_job_events AFTER INSERT OR UPDATE OR DELETE ON log_jobs
       FOR EACH ROW EXECUTE FUNCTION test_job_event()`);
 }
 
-function stopRecordingJobEvents(raw: Raw): void {
-  raw('DROP TRIGGER test_job_events ON log_jobs');
-  raw('DROP FUNCTION test_job_event()');
-  raw('DROP TABLE test_job_events');
+async function stopRecordingJobEvents(raw: Raw): Promise<void> {
+  await raw('DROP TRIGGER test_job_events ON log_jobs');
+  await raw('DROP FUNCTION test_job_event()');
+  await raw('DROP TABLE test_job_events');
 }
 
 interface JobEvent {
@@ -83,10 +83,10 @@ interface JobEvent {
 }
 
 /** The job events recorded since the last call, as [op kind state submitter] per job id (in order of ids). */
-function takeJobEvents(raw: Raw): JobEvent[][] {
-  const rows = raw(
+async function takeJobEvents(raw: Raw): Promise<JobEvent[][]> {
+  const rows = (await raw(
     `DELETE FROM test_job_events RETURNING seq, op, id, kind, state, submitted_by AS "submittedBy"`,
-  ) as unknown as (JobEvent & { seq: number; id: number })[];
+  )) as unknown as (JobEvent & { seq: number; id: number })[];
   const byId = new Map<number, JobEvent[]>();
   for (const row of rows.sort((x, y) => x.seq - y.seq)) {
     const list = byId.get(row.id) ?? [];
@@ -108,10 +108,10 @@ function handedOver(kind: string, by: string, state: 'done' | 'failed'): JobEven
  * Every row of every registry table, as one fingerprint per table: equal snapshots mean nothing was stored. (log_jobs is
  * the queue itself: its rows are asserted one by one with takeJobEvents.)
  */
-function snapshotTables(raw: Raw): Record<string, string> {
+async function snapshotTables(raw: Raw): Promise<Record<string, string>> {
   const snapshot: Record<string, string> = {};
   for (const table of REGISTRY_TABLES) {
-    const [row] = raw(
+    const [row] = await raw(
       `SELECT count(*) AS n, md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), '')) AS h FROM ${table} t`,
     );
     snapshot[table] = `${String(row!['n'])}:${String(row!['h'])}`;
@@ -128,9 +128,9 @@ async function refusalCode(promise: Promise<unknown>): Promise<string> {
   return 'resolved';
 }
 
-async function waitFor(what: string, check: () => boolean, timeoutMs: number): Promise<number> {
+async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<number> {
   const started = performance.now();
-  while (!check()) {
+  while (!(await check())) {
     if (performance.now() - started > timeoutMs) throw new Error(`${what} did not happen within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
@@ -158,9 +158,14 @@ interface Process {
   events: SequencerEvent[];
 }
 
-function openProcess(store: PostgresStore, keysDir: string, holder: string, jobTimeoutMs?: number): Process {
+async function openProcess(
+  store: PostgresStore,
+  keysDir: string,
+  holder: string,
+  jobTimeoutMs?: number,
+): Promise<Process> {
   const events: SequencerEvent[] = [];
-  const registry = openRegistry({
+  const registry = await openRegistry({
     store,
     keysDir,
     origin: ORIGIN,
@@ -180,7 +185,7 @@ async function closeProcesses(processes: Process[]): Promise<void> {
     await registry.drain();
     registry.stopSequencing();
   }
-  for (const store of new Set(processes.map((p) => p.store))) store.close();
+  for (const store of new Set(processes.map((p) => p.store))) await store.close();
 }
 
 function errorsOf(process: Process): SequencerEvent[] {
@@ -193,77 +198,77 @@ describe(`two registries on one log (${onServer ? 'PostgreSQL server, two connec
     async () => {
       const database = await createDatabase();
       const keysDir = makeTempDir();
-      const storeA = openPostgresStore({ url: database.url });
+      const storeA = await openPostgresStore({ url: database.url });
       // Each registry its own connection on the server; on PGlite both share the one connection there is.
-      const storeB = onServer ? openPostgresStore({ url: database.url }) : storeA;
+      const storeB = onServer ? await openPostgresStore({ url: database.url }) : storeA;
       const raw = postgresQueryOf(storeA);
       const processes: Process[] = [];
       try {
-        const a = openProcess(storeA, keysDir, 'proc-a');
+        const a = await openProcess(storeA, keysDir, 'proc-a');
         processes.push(a);
-        const b = openProcess(storeB, keysDir, 'proc-b');
+        const b = await openProcess(storeB, keysDir, 'proc-b');
         processes.push(b);
         expect([a.registry.sequencingRole, b.registry.sequencingRole]).toEqual(['sequencer', 'follower']);
-        expect(raw('SELECT holder, epoch FROM sequencer_lease')).toEqual([{ holder: 'proc-a', epoch: 1 }]);
+        expect(await raw('SELECT holder, epoch FROM sequencer_lease')).toEqual([{ holder: 'proc-a', epoch: 1 }]);
         // One signing key for both (the second found the first's), one log.
-        expect(b.registry.activeKid).toBe(a.registry.activeKid);
+        expect(await b.registry.activeKid()).toBe(await a.registry.activeKid());
         expect(b.registry.log.verifierString).toBe(a.registry.log.verifierString);
-        recordJobEvents(raw);
+        await recordJobEvents(raw);
 
-        const acme = a.registry.createPublisher('io.github.acme').publisher;
+        const acme = (await a.registry.createPublisher('io.github.acme')).publisher;
         const bytes = manifestBytes({ version: '1.0.0' });
         const published = await b.registry.publish(bytes, acme);
         expect(published.created).toBe(true);
         expect(published.record).toMatchObject({ name: WIDGETS, version: '1.0.0', status: 'active' });
-        expect(storeA.getVersion(WIDGETS, '1.0.0')).toEqual(published.record);
-        expect(storeA.latestCheckpoint()!.size).toBeGreaterThan(published.record.logIndex);
+        expect(await storeA.getVersion(WIDGETS, '1.0.0')).toEqual(published.record);
+        expect((await storeA.latestCheckpoint())!.size).toBeGreaterThan(published.record.logIndex);
         expectProofVerifies(b.registry, published);
-        expect(takeJobEvents(raw)).toEqual([handedOver('publish', 'proc-b', 'done')]);
+        expect(await takeJobEvents(raw)).toEqual([handedOver('publish', 'proc-b', 'done')]);
 
         // The same bytes again: stored already (created false, same record); other bytes: VERSION_EXISTS, nothing stored.
         const again = await b.registry.publish(bytes, acme);
         expect(again.created).toBe(false);
         expect(again.record).toEqual(published.record);
         expectProofVerifies(b.registry, again);
-        expect(takeJobEvents(raw)).toEqual([handedOver('publish', 'proc-b', 'done')]);
-        const before = snapshotTables(raw);
+        expect(await takeJobEvents(raw)).toEqual([handedOver('publish', 'proc-b', 'done')]);
+        const before = await snapshotTables(raw);
         const other = b.registry.publish(manifestBytes({ version: '1.0.0', description: 'other bytes' }), acme);
         await expect(other).rejects.toMatchObject({ code: 'VERSION_EXISTS', pointer: '/version' });
-        expect(snapshotTables(raw)).toEqual(before);
-        expect(takeJobEvents(raw)).toEqual([handedOver('publish', 'proc-b', 'failed')]);
+        expect(await snapshotTables(raw)).toEqual(before);
+        expect(await takeJobEvents(raw)).toEqual([handedOver('publish', 'proc-b', 'failed')]);
 
         // A yank through the follower, and again (already yanked).
         const yanked = await b.registry.yank(acme, WIDGETS, '1.0.0', 'broken');
         expect(yanked.alreadyYanked).toBe(false);
         expect(yanked.record).toMatchObject({ status: 'yanked', yankReason: 'broken' });
-        expect(storeA.latestCheckpoint()!.size).toBeGreaterThan(yanked.record.yankLogIndex!);
+        expect((await storeA.latestCheckpoint())!.size).toBeGreaterThan(yanked.record.yankLogIndex!);
         expect((await b.registry.yank(acme, WIDGETS, '1.0.0', 'broken')).alreadyYanked).toBe(true);
-        expect(takeJobEvents(raw)).toEqual([
+        expect(await takeJobEvents(raw)).toEqual([
           handedOver('yank', 'proc-b', 'done'),
           handedOver('yank', 'proc-b', 'done'),
         ]);
 
         // Approvals: requested at the follower (no leaf), decided and consumed through it (a leaf each, by the sequencer).
-        const actions = a.registry.createPublisher('io.example.actions').publisher;
+        const actions = (await a.registry.createPublisher('io.example.actions')).publisher;
         await b.registry.publish(REFUNDS_MANIFEST, actions);
-        takeJobEvents(raw);
-        const host = a.registry.createPrincipal('host', 'host-a').principal;
-        const operator = a.registry.createPrincipal('operator', 'alice').principal;
-        const request = b.registry.requestApproval(host, buildEnvelope(b.registry));
+        await takeJobEvents(raw);
+        const host = (await a.registry.createPrincipal('host', 'host-a')).principal;
+        const operator = (await a.registry.createPrincipal('operator', 'alice')).principal;
+        const request = await b.registry.requestApproval(host, await buildEnvelope(b.registry));
         const decided = await b.registry.decideApproval(operator, request.id, decisionBody('approve', request.digest));
         expect(decided).toMatchObject({ id: request.id, digest: request.digest, status: 'approved' });
-        expect(storeA.getApproval(request.id)).toMatchObject({
+        expect(await storeA.getApproval(request.id)).toMatchObject({
           status: 'approved',
           decisionLogIndex: decided.logIndex,
         });
-        const beforeRefusal = snapshotTables(raw);
+        const beforeRefusal = await snapshotTables(raw);
         const twice = b.registry.decideApproval(operator, request.id, decisionBody('deny', request.digest));
         await expect(twice).rejects.toMatchObject({ code: 'APPROVAL_DECIDED' });
-        expect(snapshotTables(raw)).toEqual(beforeRefusal);
-        const consumed = await b.registry.consumeApproval(host, request.id, buildEnvelope(b.registry));
+        expect(await snapshotTables(raw)).toEqual(beforeRefusal);
+        const consumed = await b.registry.consumeApproval(host, request.id, await buildEnvelope(b.registry));
         expect(consumed).toMatchObject({ id: request.id, status: 'consumed', logIndex: decided.logIndex + 1 });
-        expect(storeA.latestCheckpoint()!.size).toBeGreaterThan(consumed.logIndex);
-        expect(takeJobEvents(raw)).toEqual([
+        expect((await storeA.latestCheckpoint())!.size).toBeGreaterThan(consumed.logIndex);
+        expect(await takeJobEvents(raw)).toEqual([
           handedOver('approval-decision', 'proc-b', 'done'),
           handedOver('approval-decision', 'proc-b', 'failed'),
           handedOver('approval-consumption', 'proc-b', 'done'),
@@ -273,40 +278,40 @@ describe(`two registries on one log (${onServer ? 'PostgreSQL server, two connec
         const local = await a.registry.publish(manifestBytes({ version: '1.1.0' }), acme);
         expect(local.created).toBe(true);
         expectProofVerifies(a.registry, local);
-        expect(takeJobEvents(raw)).toEqual([]);
+        expect(await takeJobEvents(raw)).toEqual([]);
 
         // The sequencer stops: the follower takes the lease (a new epoch) and commits its next publish itself. (The epoch
         // is read, not assumed: a holder that renewed late on a loaded machine re-took its own lease at a new epoch.)
-        const [held] = raw('SELECT holder, epoch FROM sequencer_lease') as { holder: string; epoch: number }[];
+        const [held] = (await raw('SELECT holder, epoch FROM sequencer_lease')) as { holder: string; epoch: number }[];
         expect(held!.holder).toBe('proc-a');
         a.registry.stopSequencing();
         expect(a.registry.sequencingRole).toBe('follower');
         const tookMs = await waitFor('the takeover', () => b.registry.sequencingRole === 'sequencer', 5 * LEASE_MS);
         console.info(`takeover after a release: ${Math.round(tookMs)} ms (lease ${LEASE_MS} ms)`);
-        const [taken] = raw('SELECT holder, epoch FROM sequencer_lease') as { holder: string; epoch: number }[];
+        const [taken] = (await raw('SELECT holder, epoch FROM sequencer_lease')) as { holder: string; epoch: number }[];
         expect(taken!.holder).toBe('proc-b');
         expect(taken!.epoch).toBe(held!.epoch + 1);
         console.info(`role changes: ${JSON.stringify([...a.events, ...b.events].filter((e) => e.type === 'role'))}`);
         const afterTakeover = await b.registry.publish(manifestBytes({ version: '1.2.0' }), acme);
         expect(afterTakeover.created).toBe(true);
         expectProofVerifies(b.registry, afterTakeover);
-        expect(takeJobEvents(raw)).toEqual([]);
+        expect(await takeJobEvents(raw)).toEqual([]);
         // The stopped one refuses new sequenced work rather than queueing it.
         expect(await refusalCode(a.registry.publish(manifestBytes({ version: '1.3.0' }), acme))).toBe(
           'SEQUENCER_UNAVAILABLE',
         );
-        expect(storeA.getVersion(WIDGETS, '1.3.0')).toBeUndefined();
+        expect(await storeA.getVersion(WIDGETS, '1.3.0')).toBeUndefined();
 
-        expect(raw(`SELECT count(*) AS n FROM log_jobs WHERE state = 'queued'`)).toEqual([{ n: 0 }]);
-        stopRecordingJobEvents(raw);
+        expect(await raw(`SELECT count(*) AS n FROM log_jobs WHERE state = 'queued'`)).toEqual([{ n: 0 }]);
+        await stopRecordingJobEvents(raw);
         const report = await runFsck(storeA, a.registry.log.verifierString);
         expect(report.problems).toEqual([]);
         expect(report.ok).toBe(true);
         expect([...errorsOf(a), ...errorsOf(b)]).toEqual([]);
       } finally {
         await closeProcesses(processes);
-        if (processes.length === 0) storeA.close();
-        if (onServer && processes.length < 2) storeB.close();
+        if (processes.length === 0) await storeA.close();
+        if (onServer && processes.length < 2) await storeB.close();
         await database.drop();
       }
     },
@@ -319,61 +324,61 @@ describe(`a follower with no live sequencer (${onServer ? 'PostgreSQL server' : 
     'refuses a publish with SEQUENCER_UNAVAILABLE after jobTimeoutMs, nothing stored, the job withdrawn; then takes over',
     async () => {
       const database = await createDatabase();
-      const store = openPostgresStore({ url: database.url });
+      const store = await openPostgresStore({ url: database.url });
       const raw = postgresQueryOf(store);
       const processes: Process[] = [];
       try {
         // A holder that is gone but whose lease has long to run.
-        raw(
+        await raw(
           `INSERT INTO sequencer_lease (id, holder, epoch, expires_at) VALUES (1, 'ghost', 7, now() + interval '1 hour')`,
         );
-        const p = openProcess(store, makeTempDir(), 'proc-f', 300);
+        const p = await openProcess(store, makeTempDir(), 'proc-f', 300);
         processes.push(p);
         expect(p.registry.sequencingRole).toBe('follower');
-        recordJobEvents(raw);
-        const acme: PublisherRecord = p.registry.createPublisher('io.github.acme').publisher;
-        const before = snapshotTables(raw);
+        await recordJobEvents(raw);
+        const acme: PublisherRecord = (await p.registry.createPublisher('io.github.acme')).publisher;
+        const before = await snapshotTables(raw);
         const started = performance.now();
         const code = await refusalCode(p.registry.publish(manifestBytes({ version: '1.0.0' }), acme));
         const waited = performance.now() - started;
         expect(code).toBe('SEQUENCER_UNAVAILABLE');
         expect(waited).toBeGreaterThanOrEqual(300);
-        expect(snapshotTables(raw)).toEqual(before);
-        expect(store.getVersion(WIDGETS, '1.0.0')).toBeUndefined();
-        expect(takeJobEvents(raw)).toEqual([
+        expect(await snapshotTables(raw)).toEqual(before);
+        expect(await store.getVersion(WIDGETS, '1.0.0')).toBeUndefined();
+        expect(await takeJobEvents(raw)).toEqual([
           [
             { op: 'INSERT', kind: 'publish', state: 'queued', submittedBy: 'proc-f' },
             { op: 'UPDATE', kind: 'publish', state: 'cancelled', submittedBy: 'proc-f' },
           ],
         ]);
         expect(await refusalCode(p.registry.yank(acme, WIDGETS, '1.0.0', 'x'))).toBe('SEQUENCER_UNAVAILABLE');
-        takeJobEvents(raw);
+        await takeJobEvents(raw);
 
         // The ghost's lease ends: this process takes it at the next epoch, signs over the leaves it left (its key's),
         // and commits locally.
-        raw(`UPDATE sequencer_lease SET expires_at = now() - interval '1 millisecond'`);
+        await raw(`UPDATE sequencer_lease SET expires_at = now() - interval '1 millisecond'`);
         await waitFor('the takeover', () => p.registry.sequencingRole === 'sequencer', 5 * LEASE_MS);
-        expect(raw('SELECT holder, epoch FROM sequencer_lease')).toEqual([{ holder: 'proc-f', epoch: 8 }]);
+        expect(await raw('SELECT holder, epoch FROM sequencer_lease')).toEqual([{ holder: 'proc-f', epoch: 8 }]);
         await waitFor(
           'a checkpoint over every leaf',
-          () => store.latestCheckpoint()?.size === store.getLogSize(),
+          async () => (await store.latestCheckpoint())?.size === (await store.getLogSize()),
           5_000,
         );
         const bytes = manifestBytes({ version: '1.0.0' });
         const published = await p.registry.publish(bytes, acme);
         expect(published.created).toBe(true);
-        expect(published.record.digest).toBe(digestOfBytes(store.getBlob(published.record.digest)!.bytes));
+        expect(published.record.digest).toBe(digestOfBytes((await store.getBlob(published.record.digest))!.bytes));
         expectProofVerifies(p.registry, published);
-        expect(takeJobEvents(raw)).toEqual([]);
+        expect(await takeJobEvents(raw)).toEqual([]);
 
-        stopRecordingJobEvents(raw);
+        await stopRecordingJobEvents(raw);
         const report = await runFsck(store, p.registry.log.verifierString);
         expect(report.problems).toEqual([]);
         expect(report.ok).toBe(true);
         expect(errorsOf(p)).toEqual([]);
       } finally {
         await closeProcesses(processes);
-        if (processes.length === 0) store.close();
+        if (processes.length === 0) await store.close();
         await database.drop();
       }
     },

@@ -135,7 +135,7 @@ describe('startPipelinePool', () => {
     }
   });
 
-  it('refuses a pool without workers', () => {
+  it('refuses a pool without workers', async () => {
     expect(() => startPipelinePool(0)).toThrow(expect.objectContaining({ code: 'BAD_REQUEST' }));
   });
 
@@ -148,7 +148,7 @@ describe('startPipelinePool', () => {
 
 describe('a registry publishing through a pipeline pool', () => {
   let pool: PipelineRunner;
-  beforeAll(() => {
+  beforeAll(async () => {
     pool = startPipelinePool(1);
   });
   afterAll(async () => {
@@ -157,8 +157,8 @@ describe('a registry publishing through a pipeline pool', () => {
   });
 
   it('stores and serves the same bytes and digest as an inline registry, and a refusal stores nothing', async () => {
-    const pooled = createTestEnv({ pipeline: pool });
-    const inline = createTestEnv();
+    const pooled = await createTestEnv({ pipeline: pool });
+    const inline = await createTestEnv();
     try {
       const upload = readFileSync(join(examplesDir, 'contacts-refs.json'));
       const viaPool = await postManifest(pooled.app, upload, pooled.token);
@@ -186,24 +186,24 @@ describe('a registry publishing through a pipeline pool', () => {
       expect(snapshotDb(pooled.store)).toEqual(before);
       expect(pooled.unexpectedErrors).toEqual([]);
     } finally {
-      pooled.close();
-      inline.close();
+      await pooled.close();
+      await inline.close();
     }
   });
 
   it('drain() resolves once the publishes in flight have committed', async () => {
-    const env = createTestEnv({ pipeline: pool });
+    const env = await createTestEnv({ pipeline: pool });
     try {
       const publishes = Array.from({ length: 5 }, (_, i) =>
         env.registry.publish(manifestBytes({ name: 'io.github.acme/drained', version: `2.0.${i}` }), env.publisher),
       );
       await env.registry.drain();
-      expect(env.store.listVersions('io.github.acme/drained')).toHaveLength(5);
+      expect(await env.store.listVersions('io.github.acme/drained')).toHaveLength(5);
       const outcomes = await Promise.all(publishes);
       expect(outcomes.every((outcome) => outcome.created)).toBe(true);
       await env.registry.drain();
     } finally {
-      env.close();
+      await env.close();
     }
   });
 });

@@ -12,7 +12,7 @@ import { removeFolders, toolseal } from '../cli/cli-helpers.ts';
 import { bodyBytes, cleanupTempDirs, expectProblem, makeTempDir, manifestBytes } from '../helpers/registry-helpers.ts';
 import { createTestDatabase, freshPgliteDir, testDatabaseUrl } from '../store/contract/store-backends.ts';
 
-afterAll(() => {
+afterAll(async () => {
   cleanupTempDirs();
   removeFolders();
 });
@@ -25,7 +25,7 @@ interface Database {
 }
 
 const databases: Database[] = [
-  { name: 'pglite', create: async () => ({ url: `pglite:${freshPgliteDir()}`, drop: async () => {} }) },
+  { name: 'pglite', create: async () => ({ url: `pglite:${await freshPgliteDir()}`, drop: async () => {} }) },
   ...(testDatabaseUrl === undefined
     ? []
     : [{ name: 'postgres', create: () => createTestDatabase(testDatabaseUrl as string) }]),
@@ -57,14 +57,14 @@ describe.each(databases)('the registry on $name', (database) => {
       try {
         let server = await start(url, keysDir);
         expect(server.writerThread).toBe(false);
-        const { token } = server.registry.createPublisher('io.github.acme');
+        const { token } = await server.registry.createPublisher('io.github.acme');
         const published = await post(server, '/v1/manifests', manifestBytes({}, 2), token);
         expect(published.status).toBe(201);
         const path = '/v1/manifests/io.github.acme/widgets/1.0.0';
         const served = await bodyBytes(await fetch(`${server.url}${path}`));
-        const stored = server.store.getVersion('io.github.acme/widgets', '1.0.0')!;
+        const stored = (await server.store.getVersion('io.github.acme/widgets', '1.0.0'))!;
         expect(`sha256:${createHash('sha256').update(served).digest('hex')}`).toBe(stored.digest);
-        expect(Buffer.from(served).equals(server.store.getBlob(stored.digest)!.bytes)).toBe(true);
+        expect(Buffer.from(served).equals((await server.store.getBlob(stored.digest))!.bytes)).toBe(true);
         const other = await post(server, '/v1/manifests', manifestBytes({ description: 'other' }), token);
         await expectProblem(other, 'VERSION_EXISTS');
         expect((await post(server, `${path}/yank`, JSON.stringify({ reason: 'broken' }), token)).status).toBe(200);
@@ -73,7 +73,7 @@ describe.each(databases)('the registry on $name', (database) => {
         server = await start(url, keysDir);
         const again = await bodyBytes(await fetch(`${server.url}${path}`));
         expect(Buffer.from(again).equals(Buffer.from(served))).toBe(true);
-        expect(server.store.getVersion('io.github.acme/widgets', '1.0.0')).toMatchObject({
+        expect(await server.store.getVersion('io.github.acme/widgets', '1.0.0')).toMatchObject({
           status: 'yanked',
           yankReason: 'broken',
           digest: stored.digest,
@@ -104,7 +104,7 @@ if (testDatabaseUrl !== undefined) {
         const keysDir = makeTempDir();
         try {
           const server = await start(source.url, keysDir);
-          const { token } = server.registry.createPublisher('io.github.acme');
+          const { token } = await server.registry.createPublisher('io.github.acme');
           expect((await post(server, '/v1/manifests', manifestBytes(), token)).status).toBe(201);
           await server.close();
           const dump = join(makeTempDir(), 'toolseal.pgdump');

@@ -18,7 +18,7 @@ afterAll(cleanupTempDirs);
 
 describe('backupDatabase', () => {
   it('copies every row exactly, into one file that replaces the previous backup', async () => {
-    const env = createTestEnv({ onDisk: true });
+    const env = await createTestEnv({ onDisk: true });
     try {
       for (const version of ['1.0.0', '1.1.0']) {
         expect((await postManifest(env.app, manifestBytes({ version }), env.token)).status).toBe(201);
@@ -36,10 +36,10 @@ describe('backupDatabase', () => {
       try {
         expect(snapshotDb(copy)).toEqual(snapshotDb(env.store));
       } finally {
-        copy.close();
+        await copy.close();
       }
     } finally {
-      env.close();
+      await env.close();
     }
   });
 

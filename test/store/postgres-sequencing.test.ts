@@ -25,27 +25,27 @@ const ALL_BYTES = Buffer.from([
 interface TestStore {
   store: PostgresStore;
   url: string;
-  raw(sql: string, params?: readonly unknown[]): Record<string, unknown>[];
+  raw(sql: string, params?: readonly unknown[]): Promise<Record<string, unknown>[]>;
 }
 
 /** A fresh store for one test (a new database on the server, or a new PGlite folder), closed and dropped after. */
 async function withStore(work: (t: TestStore) => Promise<void> | void): Promise<void> {
   const database =
     testDatabaseUrl === undefined
-      ? { url: `pglite:${freshPgliteDir()}`, drop: async () => {} }
+      ? { url: `pglite:${await freshPgliteDir()}`, drop: async () => {} }
       : await createTestDatabase(testDatabaseUrl);
-  const store = openPostgresStore({ url: database.url });
+  const store = await openPostgresStore({ url: database.url });
   try {
     await work({ store, url: database.url, raw: postgresQueryOf(store) });
   } finally {
-    store.close();
+    await store.close();
     await database.drop();
   }
 }
 
-function codeOf(work: () => unknown): string | undefined {
+async function codeOf(work: Promise<unknown>): Promise<string | undefined> {
   try {
-    work();
+    await work;
   } catch (error) {
     return isToolsealError(error) ? error.code : `not a ToolsealError: ${String(error)}`;
   }
@@ -54,11 +54,6 @@ function codeOf(work: () => unknown): string | undefined {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** Block this thread for `ms` (inside a transaction, where the event loop must not run). */
-function blockFor(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 function startWorker<T>(setup: SequencingWorkerSetup): { ready: Promise<void>; done: Promise<T> } {
@@ -77,21 +72,21 @@ function startWorker<T>(setup: SequencingWorkerSetup): { ready: Promise<void>; d
 }
 
 /** Finished jobs by id (the port promises no order). */
-function finishedOf(store: PostgresStore, ids: readonly number[]): LogJobOutcome[] {
-  return store.readFinishedLogJobs(ids).sort((x, y) => x.id - y.id);
+async function finishedOf(store: PostgresStore, ids: readonly number[]): Promise<LogJobOutcome[]> {
+  return (await store.readFinishedLogJobs(ids)).sort((x, y) => x.id - y.id);
 }
 
-function jobRows(t: TestStore): { id: number; state: string }[] {
-  return t.raw('SELECT id, state FROM log_jobs ORDER BY id') as { id: number; state: string }[];
+async function jobRows(t: TestStore): Promise<{ id: number; state: string }[]> {
+  return (await t.raw('SELECT id, state FROM log_jobs ORDER BY id')) as { id: number; state: string }[];
 }
 
 describe(`the sequencer lease on ${testDatabaseUrl === undefined ? 'PGlite' : 'the PostgreSQL server'}`, () => {
   it(
     'is taken on an empty table at epoch 1, renewed at the same epoch, refused to another while unexpired',
     () =>
-      withStore(({ store }) => {
+      withStore(async ({ store }) => {
         const before = Date.now();
-        const first = store.claimSequencerLease('a', 60_000);
+        const first = await store.claimSequencerLease('a', 60_000);
         const after = Date.now();
         expect(first).toMatchObject({ holder: 'a', epoch: 1 });
         expect(first.expiresAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
@@ -99,11 +94,11 @@ describe(`the sequencer lease on ${testDatabaseUrl === undefined ? 'PGlite' : 't
         const expires = Date.parse(first.expiresAt);
         expect(expires).toBeGreaterThanOrEqual(before + 60_000 - 1_000);
         expect(expires).toBeLessThanOrEqual(after + 60_000 + 1_000);
-        const renewed = store.claimSequencerLease('a', 120_000);
+        const renewed = await store.claimSequencerLease('a', 120_000);
         expect(renewed).toMatchObject({ holder: 'a', epoch: 1 });
         expect(Date.parse(renewed.expiresAt)).toBeGreaterThan(expires);
         // Another holder gets the lease as it is, unchanged.
-        expect(store.claimSequencerLease('b', 60_000)).toEqual(renewed);
+        expect(await store.claimSequencerLease('b', 60_000)).toEqual(renewed);
       }),
     TIMEOUT,
   );
@@ -112,21 +107,21 @@ describe(`the sequencer lease on ${testDatabaseUrl === undefined ? 'PGlite' : 't
     'passes to another holder at epoch + 1 once expired, and at once after a release',
     () =>
       withStore(async ({ store }) => {
-        expect(store.claimSequencerLease('a', 60_000)).toMatchObject({ holder: 'a', epoch: 1 });
-        expect(store.claimSequencerLease('b', 200)).toMatchObject({ holder: 'a', epoch: 1 });
+        expect(await store.claimSequencerLease('a', 60_000)).toMatchObject({ holder: 'a', epoch: 1 });
+        expect(await store.claimSequencerLease('b', 200)).toMatchObject({ holder: 'a', epoch: 1 });
         // Renewed with a short ttl (same epoch), then left to expire.
-        expect(store.claimSequencerLease('a', 200)).toMatchObject({ holder: 'a', epoch: 1 });
+        expect(await store.claimSequencerLease('a', 200)).toMatchObject({ holder: 'a', epoch: 1 });
         await sleep(300);
-        expect(store.claimSequencerLease('b', 60_000)).toMatchObject({ holder: 'b', epoch: 2 });
+        expect(await store.claimSequencerLease('b', 60_000)).toMatchObject({ holder: 'b', epoch: 2 });
         // A release by one that does not hold it changes nothing.
-        store.releaseSequencerLease('a');
-        expect(store.claimSequencerLease('a', 60_000)).toMatchObject({ holder: 'b', epoch: 2 });
-        store.releaseSequencerLease('b');
-        expect(store.claimSequencerLease('a', 60_000)).toMatchObject({ holder: 'a', epoch: 3 });
+        await store.releaseSequencerLease('a');
+        expect(await store.claimSequencerLease('a', 60_000)).toMatchObject({ holder: 'b', epoch: 2 });
+        await store.releaseSequencerLease('b');
+        expect(await store.claimSequencerLease('a', 60_000)).toMatchObject({ holder: 'a', epoch: 3 });
         // A holder that lets its own lease lapse starts a new epoch when it takes it again.
-        expect(store.claimSequencerLease('a', 200)).toMatchObject({ holder: 'a', epoch: 3 });
+        expect(await store.claimSequencerLease('a', 200)).toMatchObject({ holder: 'a', epoch: 3 });
         await sleep(300);
-        expect(store.claimSequencerLease('a', 60_000)).toMatchObject({ holder: 'a', epoch: 4 });
+        expect(await store.claimSequencerLease('a', 60_000)).toMatchObject({ holder: 'a', epoch: 4 });
       }),
     TIMEOUT,
   );
@@ -136,29 +131,29 @@ describe(`the sequencer lease on ${testDatabaseUrl === undefined ? 'PGlite' : 't
     () =>
       withStore(async ({ store }) => {
         const fenced = (holder: string, epoch: number) =>
-          codeOf(() => store.transaction(() => store.assertSequencerLease(holder, epoch)));
-        expect(fenced('a', 1)).toBe('SEQUENCER_UNAVAILABLE'); // no lease row at all
-        store.claimSequencerLease('a', 60_000);
-        expect(fenced('a', 1)).toBeUndefined();
-        expect(fenced('a', 2)).toBe('SEQUENCER_UNAVAILABLE');
-        expect(fenced('a', 0)).toBe('SEQUENCER_UNAVAILABLE');
-        expect(fenced('b', 1)).toBe('SEQUENCER_UNAVAILABLE');
+          codeOf(store.transaction(async () => await store.assertSequencerLease(holder, epoch)));
+        expect(await fenced('a', 1)).toBe('SEQUENCER_UNAVAILABLE'); // no lease row at all
+        await store.claimSequencerLease('a', 60_000);
+        expect(await fenced('a', 1)).toBeUndefined();
+        expect(await fenced('a', 2)).toBe('SEQUENCER_UNAVAILABLE');
+        expect(await fenced('a', 0)).toBe('SEQUENCER_UNAVAILABLE');
+        expect(await fenced('b', 1)).toBe('SEQUENCER_UNAVAILABLE');
         // Renewed with a short ttl (same epoch), then left to expire.
-        expect(store.claimSequencerLease('a', 200)).toMatchObject({ holder: 'a', epoch: 1 });
+        expect(await store.claimSequencerLease('a', 200)).toMatchObject({ holder: 'a', epoch: 1 });
         await sleep(300);
-        expect(fenced('a', 1)).toBe('SEQUENCER_UNAVAILABLE');
+        expect(await fenced('a', 1)).toBe('SEQUENCER_UNAVAILABLE');
         // The fence fails the transaction it runs in: what it wrote before is rolled back.
-        store.claimSequencerLease('b', 60_000);
-        const refused = codeOf(() =>
-          store.transaction(() => {
-            store.insertPublisher('io.github.fenced', 'hash', new Date().toISOString());
-            store.assertSequencerLease('a', 1);
+        await store.claimSequencerLease('b', 60_000);
+        const refused = await codeOf(
+          store.transaction(async () => {
+            await store.insertPublisher('io.github.fenced', 'hash', new Date().toISOString());
+            await store.assertSequencerLease('a', 1);
           }),
         );
         expect(refused).toBe('SEQUENCER_UNAVAILABLE');
-        expect(store.countPublishers()).toBe(0);
-        store.releaseSequencerLease('b');
-        expect(fenced('b', 2)).toBe('SEQUENCER_UNAVAILABLE');
+        expect(await store.countPublishers()).toBe(0);
+        await store.releaseSequencerLease('b');
+        expect(await fenced('b', 2)).toBe('SEQUENCER_UNAVAILABLE');
       }),
     TIMEOUT,
   );
@@ -168,20 +163,20 @@ describe(`the log_jobs queue on ${testDatabaseUrl === undefined ? 'PGlite' : 'th
   it(
     'enqueue → hasQueuedLogJobs → claimed in order inside a transaction → finished; outcomes read back exactly',
     () =>
-      withStore((t) => {
+      withStore(async (t) => {
         const { store } = t;
-        expect(store.hasQueuedLogJobs()).toBe(false);
-        const publish = store.enqueueLogJob('publish', ALL_BYTES, 'proc-a');
-        const yank = store.enqueueLogJob('yank', new Uint8Array(0), 'proc-b');
+        expect(await store.hasQueuedLogJobs()).toBe(false);
+        const publish = await store.enqueueLogJob('publish', ALL_BYTES, 'proc-a');
+        const yank = await store.enqueueLogJob('yank', new Uint8Array(0), 'proc-b');
         // A view into a larger buffer: only its own bytes are stored.
         const view = new Uint8Array(ALL_BYTES.buffer, ALL_BYTES.byteOffset + 10, 20);
-        const decision = store.enqueueLogJob('approval-decision', view, 'proc-a');
-        const consumption = store.enqueueLogJob('approval-consumption', Buffer.from('{}'), 'proc-c');
+        const decision = await store.enqueueLogJob('approval-decision', view, 'proc-a');
+        const consumption = await store.enqueueLogJob('approval-consumption', Buffer.from('{}'), 'proc-c');
         expect([yank, decision, consumption]).toEqual([publish + 1, publish + 2, publish + 3]);
-        expect(store.hasQueuedLogJobs()).toBe(true);
-        expect(store.readFinishedLogJobs([publish, yank, decision, consumption])).toEqual([]);
+        expect(await store.hasQueuedLogJobs()).toBe(true);
+        expect(await store.readFinishedLogJobs([publish, yank, decision, consumption])).toEqual([]);
 
-        const claimed = store.transaction(() => store.claimQueuedLogJobs(3));
+        const claimed = await store.transaction(async () => await store.claimQueuedLogJobs(3));
         expect(claimed.map((job) => [job.id, job.kind, job.submittedBy])).toEqual([
           [publish, 'publish', 'proc-a'],
           [yank, 'yank', 'proc-b'],
@@ -193,15 +188,15 @@ describe(`the log_jobs queue on ${testDatabaseUrl === undefined ? 'PGlite' : 'th
         expect(claimed[2]!.payload.equals(ALL_BYTES.subarray(10, 30))).toBe(true);
 
         const outcome = Buffer.concat([ALL_BYTES, Buffer.from('"ok"')]);
-        store.transaction(() => {
-          const jobs = store.claimQueuedLogJobs(64);
+        await store.transaction(async () => {
+          const jobs = await store.claimQueuedLogJobs(64);
           expect(jobs.map((job) => job.id)).toEqual([publish, yank, decision, consumption]);
-          store.finishLogJob(publish, 'done', outcome);
-          store.finishLogJob(yank, 'failed', new Uint8Array(0));
-          store.finishLogJob(decision, 'done', outcome.subarray(1, 2));
+          await store.finishLogJob(publish, 'done', outcome);
+          await store.finishLogJob(yank, 'failed', new Uint8Array(0));
+          await store.finishLogJob(decision, 'done', outcome.subarray(1, 2));
         });
-        expect(store.hasQueuedLogJobs()).toBe(true); // the consumption is still queued
-        const finished = finishedOf(store, [publish, yank, decision, consumption, publish + 999]);
+        expect(await store.hasQueuedLogJobs()).toBe(true); // the consumption is still queued
+        const finished = await finishedOf(store, [publish, yank, decision, consumption, publish + 999]);
         expect(finished.map((job) => [job.id, job.state])).toEqual([
           [publish, 'done'],
           [yank, 'failed'],
@@ -211,13 +206,15 @@ describe(`the log_jobs queue on ${testDatabaseUrl === undefined ? 'PGlite' : 'th
         expect(byId.get(publish)!.outcome!.equals(outcome)).toBe(true);
         expect(byId.get(yank)!.outcome!.byteLength).toBe(0);
         expect(byId.get(decision)!.outcome!.equals(outcome.subarray(1, 2))).toBe(true);
-        expect(store.transaction(() => store.claimQueuedLogJobs(64)).map((job) => job.id)).toEqual([consumption]);
+        expect((await store.transaction(async () => await store.claimQueuedLogJobs(64))).map((job) => job.id)).toEqual([
+          consumption,
+        ]);
 
         // A finished job is finished once: a second finish changes neither state nor outcome.
-        store.finishLogJob(publish, 'failed', Buffer.from('other'));
-        expect(store.readFinishedLogJobs([publish])[0]!.outcome!.equals(outcome)).toBe(true);
-        expect(store.readFinishedLogJobs([publish])[0]!.state).toBe('done');
-        expect(store.readFinishedLogJobs([])).toEqual([]);
+        await store.finishLogJob(publish, 'failed', Buffer.from('other'));
+        expect((await store.readFinishedLogJobs([publish]))[0]!.outcome!.equals(outcome)).toBe(true);
+        expect((await store.readFinishedLogJobs([publish]))[0]!.state).toBe('done');
+        expect(await store.readFinishedLogJobs([])).toEqual([]);
       }),
     TIMEOUT,
   );
@@ -225,28 +222,28 @@ describe(`the log_jobs queue on ${testDatabaseUrl === undefined ? 'PGlite' : 'th
   it(
     'cancels a queued job (true) but not a finished one (false); a cancelled job is never claimed nor finished',
     () =>
-      withStore((t) => {
+      withStore(async (t) => {
         const { store } = t;
-        const a = store.enqueueLogJob('publish', Buffer.from('a'), 'p');
-        const b = store.enqueueLogJob('publish', Buffer.from('b'), 'p');
-        const c = store.enqueueLogJob('yank', Buffer.from('c'), 'p');
-        expect(store.cancelLogJob(b)).toBe(true);
-        expect(store.cancelLogJob(b)).toBe(false); // already cancelled
-        store.transaction(() => {
-          const jobs = store.claimQueuedLogJobs(64);
+        const a = await store.enqueueLogJob('publish', Buffer.from('a'), 'p');
+        const b = await store.enqueueLogJob('publish', Buffer.from('b'), 'p');
+        const c = await store.enqueueLogJob('yank', Buffer.from('c'), 'p');
+        expect(await store.cancelLogJob(b)).toBe(true);
+        expect(await store.cancelLogJob(b)).toBe(false); // already cancelled
+        await store.transaction(async () => {
+          const jobs = await store.claimQueuedLogJobs(64);
           expect(jobs.map((job) => job.id)).toEqual([a, c]);
-          store.finishLogJob(a, 'done', Buffer.from('A'));
-          store.finishLogJob(b, 'done', Buffer.from('B')); // not queued: left cancelled
+          await store.finishLogJob(a, 'done', Buffer.from('A'));
+          await store.finishLogJob(b, 'done', Buffer.from('B')); // not queued: left cancelled
         });
-        expect(store.cancelLogJob(a)).toBe(false);
-        expect(store.cancelLogJob(a + 999)).toBe(false);
-        expect(finishedOf(store, [a, b, c])).toEqual([
+        expect(await store.cancelLogJob(a)).toBe(false);
+        expect(await store.cancelLogJob(a + 999)).toBe(false);
+        expect(await finishedOf(store, [a, b, c])).toEqual([
           { id: a, state: 'done', outcome: Buffer.from('A') },
           { id: b, state: 'cancelled', outcome: null },
         ]);
-        expect(store.cancelLogJob(c)).toBe(true);
-        expect(store.hasQueuedLogJobs()).toBe(false);
-        expect(store.transaction(() => store.claimQueuedLogJobs(64))).toEqual([]);
+        expect(await store.cancelLogJob(c)).toBe(true);
+        expect(await store.hasQueuedLogJobs()).toBe(false);
+        expect(await store.transaction(async () => await store.claimQueuedLogJobs(64))).toEqual([]);
       }),
     TIMEOUT,
   );
@@ -254,11 +251,11 @@ describe(`the log_jobs queue on ${testDatabaseUrl === undefined ? 'PGlite' : 'th
   it(
     'purges only finished or cancelled jobs older than the age, never queued work',
     () =>
-      withStore((t) => {
+      withStore(async (t) => {
         const { store } = t;
-        const ids = ['old-queued', 'old-done', 'old-failed', 'old-cancelled', 'new-done', 'new-cancelled'].map((name) =>
-          store.enqueueLogJob('publish', Buffer.from(name), 'p'),
-        );
+        const ids: number[] = [];
+        for (const name of ['old-queued', 'old-done', 'old-failed', 'old-cancelled', 'new-done', 'new-cancelled'])
+          ids.push(await store.enqueueLogJob('publish', Buffer.from(name), 'p'));
         const [oldQueued, oldDone, oldFailed, oldCancelled, newDone, newCancelled] = ids as [
           number,
           number,
@@ -267,29 +264,29 @@ describe(`the log_jobs queue on ${testDatabaseUrl === undefined ? 'PGlite' : 'th
           number,
           number,
         ];
-        store.transaction(() => {
-          store.claimQueuedLogJobs(64);
-          store.finishLogJob(oldDone, 'done', Buffer.from('x'));
-          store.finishLogJob(oldFailed, 'failed', Buffer.from('x'));
-          store.finishLogJob(newDone, 'done', Buffer.from('x'));
+        await store.transaction(async () => {
+          await store.claimQueuedLogJobs(64);
+          await store.finishLogJob(oldDone, 'done', Buffer.from('x'));
+          await store.finishLogJob(oldFailed, 'failed', Buffer.from('x'));
+          await store.finishLogJob(newDone, 'done', Buffer.from('x'));
         });
-        store.cancelLogJob(oldCancelled);
-        store.cancelLogJob(newCancelled);
+        await store.cancelLogJob(oldCancelled);
+        await store.cancelLogJob(newCancelled);
         // Age the "old" rows by an hour (submitted and finished); the queued one was submitted an hour ago too.
-        t.raw(
+        await t.raw(
           `UPDATE log_jobs SET submitted_at = submitted_at - interval '1 hour',
              finished_at = finished_at - interval '1 hour' WHERE id = ANY($1::bigint[])`,
           [[oldQueued, oldDone, oldFailed, oldCancelled]],
         );
-        expect(store.purgeLogJobs(10 * 60_000)).toBe(3);
-        expect(jobRows(t)).toEqual([
+        expect(await store.purgeLogJobs(10 * 60_000)).toBe(3);
+        expect(await jobRows(t)).toEqual([
           { id: oldQueued, state: 'queued' },
           { id: newDone, state: 'done' },
           { id: newCancelled, state: 'cancelled' },
         ]);
-        expect(store.purgeLogJobs(10 * 60_000)).toBe(0);
+        expect(await store.purgeLogJobs(10 * 60_000)).toBe(0);
         // Queued work is never purged, however old: it is still someone's unanswered request.
-        expect(store.hasQueuedLogJobs()).toBe(true);
+        expect(await store.hasQueuedLogJobs()).toBe(true);
       }),
     TIMEOUT,
   );
@@ -336,33 +333,35 @@ if (testDatabaseUrl !== undefined) {
       () =>
         withStore(async (t) => {
           const { store, url } = t;
-          const first = store.enqueueLogJob('publish', Buffer.from('1'), 'p');
-          const second = store.enqueueLogJob('publish', Buffer.from('2'), 'p');
-          const third = store.enqueueLogJob('yank', Buffer.from('3'), 'p');
+          const first = await store.enqueueLogJob('publish', Buffer.from('1'), 'p');
+          const second = await store.enqueueLogJob('publish', Buffer.from('2'), 'p');
+          const third = await store.enqueueLogJob('yank', Buffer.from('3'), 'p');
           const go = new Int32Array(new SharedArrayBuffer(4));
           const thread = startWorker<ClaimResult>({ mode: 'claim', url, go });
           await thread.ready;
           let sawWaiting = false;
-          store.transaction(() => {
-            expect(store.claimQueuedLogJobs(2).map((job) => job.id)).toEqual([first, second]);
+          await store.transaction(async () => {
+            expect((await store.claimQueuedLogJobs(2)).map((job) => job.id)).toEqual([first, second]);
             Atomics.store(go, 0, 1);
             Atomics.notify(go, 0);
-            // The other connection's transaction blocks (on the writer lock or the rows) until this one ends.
+            // The other connection's transaction waits (on the writer lock or the rows) until this one ends.
             for (let i = 0; i < 500 && !sawWaiting; i++) {
               sawWaiting =
-                t.raw(
-                  `SELECT 1 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+                (
+                  await t.raw(
+                    `SELECT 1 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
                  WHERE NOT l.granted AND a.datname = current_database() AND l.pid <> pg_backend_pid()`,
+                  )
                 ).length > 0;
-              if (!sawWaiting) blockFor(10);
+              if (!sawWaiting) await sleep(10);
             }
-            store.finishLogJob(first, 'done', Buffer.from('one'));
-            store.finishLogJob(second, 'failed', Buffer.from('two'));
+            await store.finishLogJob(first, 'done', Buffer.from('one'));
+            await store.finishLogJob(second, 'failed', Buffer.from('two'));
           });
           expect(sawWaiting).toBe(true);
           const { claimed } = await thread.done;
           expect(claimed).toEqual([third]);
-          expect(finishedOf(store, [first, second, third])).toEqual([
+          expect(await finishedOf(store, [first, second, third])).toEqual([
             { id: first, state: 'done', outcome: Buffer.from('one') },
             { id: second, state: 'failed', outcome: Buffer.from('two') },
             { id: third, state: 'done', outcome: Buffer.from(`claimed by the thread: ${third}`) },

@@ -1,5 +1,6 @@
-// The PostgreSQL store's own behaviour beyond the shared contract (issue 16 §1): a lost connection or a database
-// that does not answer is STORAGE_UNAVAILABLE (503) and breaks the store for good; durable commits per session;
+// The PostgreSQL store's own behaviour beyond the shared contract (issue 16 §1, issue 24 §1): a lost connection or a
+// statement the server cancels for taking too long is STORAGE_UNAVAILABLE (503) and the pool goes on serving the
+// next calls (no bridge to break); durable commits per session;
 // SQLSTATEs translated; URLs recognised and their passwords redacted. On the test server when set, else PGlite.
 
 import { spawnSync } from 'node:child_process';
@@ -21,9 +22,9 @@ afterAll(cleanupTempDirs);
 
 const TIMEOUT = 120_000;
 
-function codeOf(work: () => unknown): string | undefined {
+async function codeOf(work: Promise<unknown>): Promise<string | undefined> {
   try {
-    work();
+    await work;
   } catch (error) {
     return error instanceof ToolsealError ? error.code : `not a ToolsealError: ${String(error)}`;
   }
@@ -42,30 +43,58 @@ function terminateBackend(url: string, pid: number): void {
 async function openTestStore(callTimeoutMs?: number) {
   const database =
     testDatabaseUrl === undefined
-      ? { url: `pglite:${freshPgliteDir()}`, drop: async () => {} }
+      ? { url: `pglite:${await freshPgliteDir()}`, drop: async () => {} }
       : await createTestDatabase(testDatabaseUrl);
-  const store = openPostgresStore({ url: database.url, ...(callTimeoutMs === undefined ? {} : { callTimeoutMs }) });
+  const store = await openPostgresStore({
+    url: database.url,
+    ...(callTimeoutMs === undefined ? {} : { callTimeoutMs }),
+  });
   return { store, url: database.url, drop: database.drop };
 }
 
 describe('the PostgreSQL store', () => {
   it(
-    'commits durably (synchronous_commit on); a call the database does not answer in time is STORAGE_UNAVAILABLE, for good',
+    'commits durably (synchronous_commit on), on every session of the pool',
     async () => {
       const { store, drop } = await openTestStore(1_000);
       try {
         const query = postgresQueryOf(store);
-        expect(query('SHOW synchronous_commit')).toEqual([{ synchronous_commit: 'on' }]);
-        expect(codeOf(() => query('SELECT pg_sleep(3)'))).toBe('STORAGE_UNAVAILABLE');
-        expect(codeOf(() => store.countPublishers())).toBe('STORAGE_UNAVAILABLE');
-        expect(httpStatusByCode.STORAGE_UNAVAILABLE).toBe(503);
+        expect(await query('SHOW synchronous_commit')).toEqual([{ synchronous_commit: 'on' }]);
+        // Several statements at once take several sessions (a server's pool): each has it on.
+        const answers = await Promise.all(Array.from({ length: 4 }, () => query('SHOW synchronous_commit')));
+        expect(answers).toEqual(Array.from({ length: 4 }, () => [{ synchronous_commit: 'on' }]));
       } finally {
-        store.close();
+        await store.close();
         await drop();
       }
     },
     TIMEOUT,
   );
+
+  if (testDatabaseUrl !== undefined) {
+    it(
+      'a statement the server does not finish in time is cancelled as STORAGE_UNAVAILABLE; the store goes on serving',
+      async () => {
+        const { store, drop } = await openTestStore(1_000);
+        try {
+          const started = Date.now();
+          expect(await codeOf(store.transaction(async () => postgresQueryOf(store)('SELECT pg_sleep(3)')))).toBe(
+            'STORAGE_UNAVAILABLE',
+          );
+          expect(Date.now() - started).toBeLessThan(2_900);
+          expect(httpStatusByCode.STORAGE_UNAVAILABLE).toBe(503);
+          // No bridge to break: the next calls are answered.
+          expect(await store.countPublishers()).toBe(0);
+          await store.insertPublisher('io.github.acme', 'hash', 'now');
+          expect(await store.countPublishers()).toBe(1);
+        } finally {
+          await store.close();
+          await drop();
+        }
+      },
+      TIMEOUT,
+    );
+  }
 
   it(
     "fsck's structure check: a missing or disabled immutability trigger is a problem (and amcheck runs when installed)",
@@ -73,17 +102,17 @@ describe('the PostgreSQL store', () => {
       const { store, drop } = await openTestStore();
       try {
         const query = postgresQueryOf(store);
-        if (testDatabaseUrl !== undefined) query('CREATE EXTENSION IF NOT EXISTS amcheck');
-        store.insertBlobIfAbsent('sha256:x', Buffer.from('x'));
-        expect(store.checkStructure()).toEqual([]);
-        query('ALTER TABLE blobs DISABLE TRIGGER blobs_no_update');
-        query('DROP TRIGGER log_nodes_no_delete ON log_nodes');
-        expect(store.checkStructure()).toEqual([
+        if (testDatabaseUrl !== undefined) await query('CREATE EXTENSION IF NOT EXISTS amcheck');
+        await store.insertBlobIfAbsent('sha256:x', Buffer.from('x'));
+        expect(await store.checkStructure()).toEqual([]);
+        await query('ALTER TABLE blobs DISABLE TRIGGER blobs_no_update');
+        await query('DROP TRIGGER log_nodes_no_delete ON log_nodes');
+        expect(await store.checkStructure()).toEqual([
           'the immutability trigger blobs_no_update is disabled',
           'the immutability trigger log_nodes_no_delete is missing',
         ]);
       } finally {
-        store.close();
+        await store.close();
         await drop();
       }
     },
@@ -96,15 +125,14 @@ describe('the PostgreSQL store', () => {
       async () => {
         const { store, url, drop } = await openTestStore();
         try {
-          const pid = Number(postgresQueryOf(store)('SELECT pg_backend_pid() AS pid')[0]!['pid']);
           expect(
-            codeOf(() =>
-              store.transaction(() => {
-                store.insertPublisher('io.github.acme', 'hash', 'now');
-                // The server drops the session while the transaction is open (from another process: this thread
-                // is blocked on the store's calls).
+            await codeOf(
+              store.transaction(async () => {
+                await store.insertPublisher('io.github.acme', 'hash', 'now');
+                // The server drops the transaction's own session while it is open.
+                const pid = Number((await postgresQueryOf(store)('SELECT pg_backend_pid() AS pid'))[0]!['pid']);
                 terminateBackend(url, pid);
-                store.countPublishers();
+                await store.countPublishers();
               }),
             ),
           ).toBe('STORAGE_UNAVAILABLE');
@@ -112,8 +140,10 @@ describe('the PostgreSQL store', () => {
           await admin.connect();
           expect((await admin.query('SELECT count(*)::int AS n FROM publishers')).rows).toEqual([{ n: 0 }]);
           await admin.end();
+          // The pool drops the broken session and serves the next call on a fresh one.
+          expect(await store.countPublishers()).toBe(0);
         } finally {
-          store.close();
+          await store.close();
           await drop();
         }
       },

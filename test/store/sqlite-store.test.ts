@@ -21,9 +21,9 @@ import { sqliteDatabaseOf } from '../../src/store/sqlite/index.ts';
 
 afterAll(cleanupTempDirs);
 
-function expectCode(work: () => unknown, code: string): void {
+async function expectCode(work: () => unknown, code: string): Promise<void> {
   try {
-    work();
+    await work();
   } catch (error) {
     expect(error).toBeInstanceOf(ToolsealError);
     expect((error as ToolsealError).code).toBe(code);
@@ -36,10 +36,10 @@ describe('immutability triggers (raw SQL through sqliteDatabaseOf(store))', () =
   let env: TestEnv;
   let digest: string;
   beforeEach(async () => {
-    env = createTestEnv();
+    env = await createTestEnv();
     await postManifest(env.app, manifestBytes(), env.token);
     await postManifest(env.app, manifestBytes({ version: '2.0.0' }), env.token);
-    digest = env.store.getVersion('io.github.acme/widgets', '1.0.0')!.digest;
+    digest = (await env.store.getVersion('io.github.acme/widgets', '1.0.0'))!.digest;
     return () => env.close();
   });
 
@@ -53,7 +53,7 @@ describe('immutability triggers (raw SQL through sqliteDatabaseOf(store))', () =
     expect(snapshotDb(env.store)).toEqual(before);
   };
 
-  it('blobs: no UPDATE of bytes, digest or size; no DELETE', () => {
+  it('blobs: no UPDATE of bytes, digest or size; no DELETE', async () => {
     refuses('UPDATE blobs SET bytes = ? WHERE digest = ?', Buffer.from('{}'), digest);
     refuses("UPDATE blobs SET digest = 'sha256:00' WHERE digest = ?", digest);
     refuses('UPDATE blobs SET size = size + 1 WHERE digest = ?', digest);
@@ -62,12 +62,12 @@ describe('immutability triggers (raw SQL through sqliteDatabaseOf(store))', () =
     refuses('DELETE FROM blobs');
   });
 
-  it('manifest_versions: every immutable column refuses UPDATE; no DELETE', () => {
+  it('manifest_versions: every immutable column refuses UPDATE; no DELETE', async () => {
     const updates: [string, unknown][] = [
       ['id', 999],
       ['name', 'io.github.acme/other'],
       ['version', '1.0.1'],
-      ['digest', env.store.getVersion('io.github.acme/widgets', '2.0.0')!.digest],
+      ['digest', (await env.store.getVersion('io.github.acme/widgets', '2.0.0'))!.digest],
       ['publisher_id', 1],
       ['stored_at', '2000-01-01T00:00:00.000Z'],
       ['attestation', Buffer.from('{}')],
@@ -103,7 +103,7 @@ describe('immutability triggers (raw SQL through sqliteDatabaseOf(store))', () =
   });
 
   it('signing_keys: no DELETE, no change of kid, public key, nbf or log index; retired once', async () => {
-    const kid = env.registry.activeKid;
+    const kid = await env.registry.activeKid();
     refuses('DELETE FROM signing_keys WHERE kid = ?', kid);
     refuses("UPDATE signing_keys SET public_jwk = '{}' WHERE kid = ?", kid);
     refuses('UPDATE signing_keys SET not_before = 0 WHERE kid = ?', kid);
@@ -114,7 +114,7 @@ describe('immutability triggers (raw SQL through sqliteDatabaseOf(store))', () =
     refuses('UPDATE signing_keys SET not_after = NULL WHERE kid = ?', kid);
   });
 
-  it('log_entries, log_nodes and log_checkpoints: no UPDATE, no DELETE', () => {
+  it('log_entries, log_nodes and log_checkpoints: no UPDATE, no DELETE', async () => {
     refuses('UPDATE log_entries SET data = ? WHERE idx = 1', Buffer.from('x'));
     refuses('UPDATE log_entries SET leaf_hash = ? WHERE idx = 1', Buffer.alloc(32));
     refuses("UPDATE log_entries SET kind = 'yank' WHERE idx = 1");
@@ -126,7 +126,7 @@ describe('immutability triggers (raw SQL through sqliteDatabaseOf(store))', () =
     refuses('DELETE FROM log_checkpoints');
   });
 
-  it('publishers: no DELETE, no new namespace; revoked once, and a revoked publisher gets no new token hash', () => {
+  it('publishers: no DELETE, no new namespace; revoked once, and a revoked publisher gets no new token hash', async () => {
     refuses('DELETE FROM publishers');
     refuses("UPDATE publishers SET namespace = 'io.github.evil'");
     refuses("UPDATE publishers SET created_at = '2000-01-01T00:00:00.000Z'");
@@ -183,43 +183,43 @@ describe('immutability triggers (raw SQL through sqliteDatabaseOf(store))', () =
 });
 
 describe('publishers', () => {
-  it('namespaces are unique case-insensitively at the store level: NAMESPACE_TAKEN', () => {
+  it('namespaces are unique case-insensitively at the store level: NAMESPACE_TAKEN', async () => {
     const store = openStore({ dataDir: ':memory:' });
-    store.insertPublisher('io.github.acme', hashToken('a'), new Date().toISOString());
-    expectCode(
+    await store.insertPublisher('io.github.acme', hashToken('a'), new Date().toISOString());
+    await expectCode(
       () => store.insertPublisher('IO.github.acme', hashToken('b'), new Date().toISOString()),
       'NAMESPACE_TAKEN',
     );
-    expectCode(
+    await expectCode(
       () => store.insertPublisher('IO.GITHUB.ACME', hashToken('c'), new Date().toISOString()),
       'NAMESPACE_TAKEN',
     );
-    expectCode(
+    await expectCode(
       () => store.insertPublisher('io.github.acme', hashToken('d'), new Date().toISOString()),
       'NAMESPACE_TAKEN',
     );
-    expect(store.countPublishers()).toBe(1);
-    expect(store.findPublisherByNamespace('Io.GitHub.Acme')?.namespace).toBe('io.github.acme');
-    store.close();
+    expect(await store.countPublishers()).toBe(1);
+    expect((await store.findPublisherByNamespace('Io.GitHub.Acme'))?.namespace).toBe('io.github.acme');
+    await store.close();
   });
 
-  it('createPublisher refuses a namespace that is not lowercase reverse-DNS, and a taken one', () => {
+  it('createPublisher refuses a namespace that is not lowercase reverse-DNS, and a taken one', async () => {
     const store = openStore({ dataDir: ':memory:' });
-    createPublisher(store, 'io.github.acme');
+    await createPublisher(store, 'io.github.acme');
     for (const bad of ['IO.GITHUB.ACME', 'acme', 'io..acme', '-io.acme', 'io.acme/x', '', 'io.github.acme '])
-      expectCode(() => createPublisher(store, bad), 'BAD_REQUEST');
-    expectCode(() => createPublisher(store, 'io.github.acme'), 'NAMESPACE_TAKEN');
-    expect(store.countPublishers()).toBe(1);
-    store.close();
+      await expectCode(() => createPublisher(store, bad), 'BAD_REQUEST');
+    await expectCode(() => createPublisher(store, 'io.github.acme'), 'NAMESPACE_TAKEN');
+    expect(await store.countPublishers()).toBe(1);
+    await store.close();
   });
 
   it('only the token hash is stored: the token appears nowhere in the database files', async () => {
-    const env = createTestEnv({ onDisk: true });
-    const second = env.addPublisher('io.github.other');
+    const env = await createTestEnv({ onDisk: true });
+    const second = await env.addPublisher('io.github.other');
     await postManifest(env.app, manifestBytes(), env.token);
     for (const token of [env.token, second]) {
       expect(token).toMatch(/^tsk_[A-Za-z0-9_-]{43}$/);
-      const row = env.store.findPublisherByTokenHash(hashToken(token));
+      const row = await env.store.findPublisherByTokenHash(hashToken(token));
       expect(row?.tokenHash).toBe(hashToken(token));
     }
     const files = [readAllFiles(env.dataDir)];
@@ -233,16 +233,16 @@ describe('publishers', () => {
       }
     }
     expect(files[1]!.includes(Buffer.from(hashToken(env.token)))).toBe(true);
-    env.close();
+    await env.close();
   });
 });
 
 describe('versions and the database file', () => {
   it('insertVersion refuses a second row for name@version with VERSION_EXISTS', async () => {
-    const env = createTestEnv();
+    const env = await createTestEnv();
     await postManifest(env.app, manifestBytes(), env.token);
-    const row = env.store.getVersion('io.github.acme/widgets', '1.0.0')!;
-    expectCode(
+    const row = (await env.store.getVersion('io.github.acme/widgets', '1.0.0'))!;
+    await expectCode(
       () =>
         env.store.insertVersion({
           name: row.name,
@@ -256,32 +256,32 @@ describe('versions and the database file', () => {
         }),
       'VERSION_EXISTS',
     );
-    env.close();
+    await env.close();
   });
 
   it('a file database is WAL with synchronous=FULL and foreign keys on, and re-opens (migrations idempotent) with its data', async () => {
     const dir = join(makeTempDir(), 'data');
-    const env = createTestEnv({ onDisk: true });
+    const env = await createTestEnv({ onDisk: true });
     await postManifest(env.app, manifestBytes(), env.token);
     const before = snapshotDb(env.store);
     expect(sqliteDatabaseOf(env.store).pragma('journal_mode', { simple: true })).toBe('wal');
     expect(sqliteDatabaseOf(env.store).pragma('synchronous', { simple: true })).toBe(2);
     expect(sqliteDatabaseOf(env.store).pragma('foreign_keys', { simple: true })).toBe(1);
-    env.close();
+    await env.close();
     const reopened = openStore({ dataDir: env.dataDir });
     expect(snapshotDb(reopened)).toEqual(before);
-    reopened.close();
+    await reopened.close();
     // A brand-new folder is created on demand.
     const fresh = openStore({ dataDir: dir });
     expect(snapshotDb(fresh).counts['publishers']).toBe(0);
-    fresh.close();
+    await fresh.close();
   });
 
   it('a version row cannot point at bytes that are not stored (foreign key)', async () => {
-    const env = createTestEnv();
+    const env = await createTestEnv();
     await postManifest(env.app, manifestBytes(), env.token);
-    const row = env.store.getVersion('io.github.acme/widgets', '1.0.0')!;
-    expect(() =>
+    const row = (await env.store.getVersion('io.github.acme/widgets', '1.0.0'))!;
+    await expect(
       env.store.insertVersion({
         name: row.name,
         version: '9.0.0',
@@ -292,7 +292,7 @@ describe('versions and the database file', () => {
         kid: row.kid,
         logIndex: 999,
       }),
-    ).toThrow(/FOREIGN KEY/);
-    env.close();
+    ).rejects.toThrow(/FOREIGN KEY/);
+    await env.close();
   });
 });

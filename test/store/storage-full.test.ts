@@ -36,7 +36,7 @@ const large = (version: string): Uint8Array => manifestBytes({ version, descript
 
 describe('a full database', () => {
   it('publish answers 507 STORAGE_FULL with nothing written; fsck finds it intact; with room again the same publish succeeds', async () => {
-    const env = createTestEnv({ onDisk: true });
+    const env = await createTestEnv({ onDisk: true });
     expect((await postManifest(env.app, manifestBytes(), env.token)).status).toBe(201);
     const before = snapshotDb(env.store);
     limitGrowth(env, 1);
@@ -58,7 +58,7 @@ describe('a full database', () => {
   });
 
   it('a batch of publishes committed together each answer 507, and nothing of the batch is written', async () => {
-    const env = createTestEnv({ onDisk: true });
+    const env = await createTestEnv({ onDisk: true });
     const before = snapshotDb(env.store);
     limitGrowth(env, 1);
     const answers = await Promise.all(
@@ -70,7 +70,7 @@ describe('a full database', () => {
   });
 
   it('a yank answers 507 STORAGE_FULL (no stack trace logged), nothing written; with room again it succeeds', async () => {
-    const env = createTestEnv({ onDisk: true });
+    const env = await createTestEnv({ onDisk: true });
     const versions = ['1.0.0', '1.1.0', '1.2.0', '1.3.0', '1.4.0', '1.5.0', '1.6.0', '1.7.0'];
     for (const version of versions)
       expect((await postManifest(env.app, manifestBytes({ version }), env.token)).status).toBe(201);
@@ -89,7 +89,7 @@ describe('a full database', () => {
       if (response.status === 200) continue;
       await expectProblem(response, 'STORAGE_FULL');
       expect(snapshotDb(env.store)).toEqual(before);
-      expect(env.store.getVersion('io.github.acme/widgets', version)!.status).toBe('active');
+      expect((await env.store.getVersion('io.github.acme/widgets', version))!.status).toBe('active');
       full = version;
       break;
     }
@@ -109,7 +109,7 @@ describe('translateStorageError', () => {
   const sqliteError = (code: string, message = 'boom'): Error => Object.assign(new Error(message), { code });
   const code = (error: unknown): string | undefined => (error instanceof ToolsealError ? error.code : undefined);
 
-  it('SQLITE_FULL and ENOSPC are STORAGE_FULL; an I/O error is STORAGE_FULL only when the disk has no room left', () => {
+  it('SQLITE_FULL and ENOSPC are STORAGE_FULL; an I/O error is STORAGE_FULL only when the disk has no room left', async () => {
     expect(code(translateStorageError(sqliteError('SQLITE_FULL'), () => undefined))).toBe('STORAGE_FULL');
     expect(code(translateStorageError(sqliteError('ENOSPC'), () => undefined))).toBe('STORAGE_FULL');
     expect(code(translateStorageError(sqliteError('SQLITE_IOERR_WRITE'), () => 4096))).toBe('STORAGE_FULL');
@@ -118,7 +118,7 @@ describe('translateStorageError', () => {
     expect(translateStorageError(roomy, () => undefined)).toBe(roomy);
   });
 
-  it('SQLITE_CORRUPT and SQLITE_NOTADB are INTEGRITY_ERROR "the database is corrupt"; others pass through', () => {
+  it('SQLITE_CORRUPT and SQLITE_NOTADB are INTEGRITY_ERROR "the database is corrupt"; others pass through', async () => {
     for (const [sqlite, message] of [
       ['SQLITE_CORRUPT', 'database disk image is malformed'],
       ['SQLITE_CORRUPT_INDEX', 'database disk image is malformed'],

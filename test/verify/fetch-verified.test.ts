@@ -58,12 +58,12 @@ afterAll(async () => {
   await other?.close();
 });
 
-afterEach(() => {
+afterEach(async () => {
   fake.rewrite = undefined;
 });
 
-function pinned(registry: TestRegistry): FetchVerifiedOptions {
-  return { jwks: registry.registry.jwks(), logKey: registry.registry.log.verifierString };
+async function pinned(registry: TestRegistry): Promise<FetchVerifiedOptions> {
+  return { jwks: await registry.registry.jwks(), logKey: registry.registry.log.verifierString };
 }
 
 const attestationPath = (version: string): string => `/v1/manifests/io.github.acme/payments/${version}/attestation`;
@@ -79,7 +79,7 @@ describe('fetchVerified: success', () => {
     expect(result.version).toBe('1.2.0');
     expect(result.manifest.name).toBe(PAYMENTS);
     expect(result.manifest.tools.map((tool) => tool.name)).toContain('create_payment');
-    expect(result.kid).toBe(real.registry.activeKid);
+    expect(result.kid).toBe(await real.registry.activeKid());
     expect(result.logIndex).toBe(payments.record.logIndex);
     expect(Buffer.from(result.attestation).equals(Buffer.from(payments.record.attestation))).toBe(true);
     expect(result.checkpoint.origin).toBe(real.registry.log.origin);
@@ -105,10 +105,10 @@ describe('fetchVerified: success', () => {
 
   it('verifies against pinned keys (jwks / pinnedKeys) and a pinned log key without fetching them', async () => {
     fake.requests.length = 0;
-    const result = await fetchVerified(fake.url, `${PAYMENTS}@1.2.0`, pinned(real));
+    const result = await fetchVerified(fake.url, `${PAYMENTS}@1.2.0`, await pinned(real));
     expect(result.digest).toBe(payments.record.digest);
     expect(fake.requests.some((path) => path.includes('jwks') || path.includes('/log/key'))).toBe(false);
-    const keys = real.registry.jwks().keys;
+    const keys = (await real.registry.jwks()).keys;
     await expect(fetchVerified(real.url, `${PAYMENTS}@1.2.0`, { pinnedKeys: keys })).resolves.toMatchObject({
       digest: payments.record.digest,
     });
@@ -154,7 +154,7 @@ describe('fetchVerified: refusals, each with its code', () => {
   it("another version's attestation (validly signed, logged) is SUBJECT_MISMATCH", async () => {
     const swapped = Buffer.from(paymentsNext.record.attestation);
     fake.rewrite = (path, response) => (path === attestationPath('1.2.0') ? { ...response, body: swapped } : response);
-    await rejectsWithCode(fetchVerified(fake.url, `${PAYMENTS}@1.2.0`, pinned(real)), 'SUBJECT_MISMATCH');
+    await rejectsWithCode(fetchVerified(fake.url, `${PAYMENTS}@1.2.0`, await pinned(real)), 'SUBJECT_MISMATCH');
   });
 
   it("another version's bytes and attestation together (both genuine) are SUBJECT_MISMATCH", async () => {
@@ -164,13 +164,16 @@ describe('fetchVerified: refusals, each with its code', () => {
       if (path === attestationPath('1.2.0')) return { ...response, body: Buffer.from(paymentsNext.record.attestation) };
       return response;
     };
-    await rejectsWithCode(fetchVerified(fake.url, `${PAYMENTS}@1.2.0`, pinned(real)), 'SUBJECT_MISMATCH');
+    await rejectsWithCode(fetchVerified(fake.url, `${PAYMENTS}@1.2.0`, await pinned(real)), 'SUBJECT_MISMATCH');
   });
 
   it('an attestation by a kid the (pinned or served) JWKS does not hold is UNKNOWN_KEY', async () => {
-    await rejectsWithCode(fetchVerified(real.url, `${PAYMENTS}@1.2.0`, { jwks: other.registry.jwks() }), 'UNKNOWN_KEY');
+    await rejectsWithCode(
+      fetchVerified(real.url, `${PAYMENTS}@1.2.0`, { jwks: await other.registry.jwks() }),
+      'UNKNOWN_KEY',
+    );
     // The fake registry serves another registry's JWKS.
-    const otherJwks = Buffer.from(JSON.stringify(other.registry.jwks()));
+    const otherJwks = Buffer.from(JSON.stringify(await other.registry.jwks()));
     fake.rewrite = (path, response) =>
       path === '/.well-known/jwks.json' ? { ...response, body: otherJwks } : response;
     await rejectsWithCode(fetchVerified(fake.url, `${PAYMENTS}@1.2.0`), 'UNKNOWN_KEY');
@@ -180,9 +183,9 @@ describe('fetchVerified: refusals, each with its code', () => {
     const { publicKey } = generateEd25519KeyPair();
     const x = String(publicKey.export({ format: 'jwk' }).x);
     const forged: Jwks = {
-      keys: [{ kty: 'OKP', crv: 'Ed25519', x, kid: real.registry.activeKid, alg: 'EdDSA', use: 'sig', nbf: 0 }],
+      keys: [{ kty: 'OKP', crv: 'Ed25519', x, kid: await real.registry.activeKid(), alg: 'EdDSA', use: 'sig', nbf: 0 }],
     };
-    expect(computeKid({ crv: 'Ed25519', x })).not.toBe(real.registry.activeKid);
+    expect(computeKid({ crv: 'Ed25519', x })).not.toBe(await real.registry.activeKid());
     await rejectsWithCode(fetchVerified(real.url, `${PAYMENTS}@1.2.0`, { jwks: forged }), 'UNKNOWN_KEY');
   });
 
@@ -197,7 +200,7 @@ describe('fetchVerified: refusals, each with its code', () => {
         signature: jws.signature.slice(0, middle) + flipped + jws.signature.slice(middle + 1),
       });
     };
-    await rejectsWithCode(fetchVerified(fake.url, `${PAYMENTS}@1.2.0`, pinned(real)), 'SIGNATURE_INVALID');
+    await rejectsWithCode(fetchVerified(fake.url, `${PAYMENTS}@1.2.0`, await pinned(real)), 'SIGNATURE_INVALID');
   });
 
   it('a statement changed under the original signature is SIGNATURE_INVALID', async () => {
@@ -210,12 +213,12 @@ describe('fetchVerified: refusals, each with its code', () => {
       statement.predicate.publisher = 'io.github.mallory';
       return withJson(response, { ...jws, payload: Buffer.from(JSON.stringify(statement)).toString('base64url') });
     };
-    await rejectsWithCode(fetchVerified(fake.url, `${PAYMENTS}@1.2.0`, pinned(real)), 'SIGNATURE_INVALID');
+    await rejectsWithCode(fetchVerified(fake.url, `${PAYMENTS}@1.2.0`, await pinned(real)), 'SIGNATURE_INVALID');
   });
 
   it('a key whose validity window does not contain storedAt is KEY_NOT_VALID (nbf after, exp at or before)', async () => {
     const storedAtSeconds = Math.floor(Date.parse(payments.record.storedAt) / 1000);
-    const key = real.registry.jwks().keys.find((k) => k.kid === payments.record.kid)!;
+    const key = (await real.registry.jwks()).keys.find((k) => k.kid === payments.record.kid)!;
     const later: JwksKey = { ...key, nbf: storedAtSeconds + 3600 };
     await rejectsWithCode(fetchVerified(real.url, `${PAYMENTS}@1.2.0`, { jwks: { keys: [later] } }), 'KEY_NOT_VALID');
     const expired: JwksKey = { ...key, nbf: storedAtSeconds - 3600, exp: storedAtSeconds };
@@ -232,7 +235,10 @@ describe('fetchVerified: refusals, each with its code', () => {
       path.startsWith('/v1/attestations/')
         ? { ...response, status: 404, body: Buffer.from('{"code":"NOT_FOUND"}') }
         : response;
-    const missing = await rejectsWithCode(fetchVerified(fake.url, `${PAYMENTS}@1.2.0`, pinned(real)), 'NOT_IN_LOG');
+    const missing = await rejectsWithCode(
+      fetchVerified(fake.url, `${PAYMENTS}@1.2.0`, await pinned(real)),
+      'NOT_IN_LOG',
+    );
     expect(missing.message).toMatch(/no inclusion proof/);
     fake.rewrite = (path, response) => {
       if (!path.startsWith('/v1/attestations/')) return response;
@@ -242,7 +248,7 @@ describe('fetchVerified: refusals, each with its code', () => {
         bindings: body.bindings.map(({ inclusionProof: _dropped, ...rest }) => rest),
       });
     };
-    await rejectsWithCode(fetchVerified(fake.url, `${PAYMENTS}@1.2.0`, pinned(real)), 'NOT_IN_LOG');
+    await rejectsWithCode(fetchVerified(fake.url, `${PAYMENTS}@1.2.0`, await pinned(real)), 'NOT_IN_LOG');
   });
 
   it('a wrong inclusion proof (a changed hash, another index, another size) is NOT_IN_LOG', async () => {
@@ -272,7 +278,7 @@ describe('fetchVerified: refusals, each with its code', () => {
         }
         return withJson(response, body);
       };
-      await rejectsWithCode(fetchVerified(fake.url, `${PAYMENTS}@1.2.0`, pinned(real)), 'NOT_IN_LOG');
+      await rejectsWithCode(fetchVerified(fake.url, `${PAYMENTS}@1.2.0`, await pinned(real)), 'NOT_IN_LOG');
     }
   });
 
@@ -283,14 +289,14 @@ describe('fetchVerified: refusals, each with its code', () => {
       for (const binding of body.bindings) binding.logIndex += 1;
       return withJson(response, body);
     };
-    await rejectsWithCode(fetchVerified(fake.url, `${PAYMENTS}@1.2.0`, pinned(real)), 'NOT_IN_LOG');
+    await rejectsWithCode(fetchVerified(fake.url, `${PAYMENTS}@1.2.0`, await pinned(real)), 'NOT_IN_LOG');
   });
 
   it('a checkpoint signed by another log key is NOT_IN_LOG (pinned log key; forged note with the same origin)', async () => {
     // 1. The genuine checkpoint, but the host pins another log's key.
     await rejectsWithCode(
       fetchVerified(real.url, `${PAYMENTS}@1.2.0`, {
-        jwks: real.registry.jwks(),
+        jwks: await real.registry.jwks(),
         logKey: other.registry.log.verifierString,
       }),
       'NOT_IN_LOG',
@@ -312,24 +318,29 @@ describe('fetchVerified: refusals, each with its code', () => {
       }
       return withJson(response, body);
     };
-    const forged = await rejectsWithCode(fetchVerified(fake.url, `${PAYMENTS}@1.2.0`, pinned(real)), 'NOT_IN_LOG');
+    const forged = await rejectsWithCode(
+      fetchVerified(fake.url, `${PAYMENTS}@1.2.0`, await pinned(real)),
+      'NOT_IN_LOG',
+    );
     expect(forged.message).toMatch(/not signed by the log key/);
     // Trust on first use: with nothing pinned, a registry that controls both the note and the key is believed.
     // This is the documented limit of TOFU; the bytes and the attestation are still the genuine ones.
-    await expect(fetchVerified(fake.url, `${PAYMENTS}@1.2.0`, { jwks: real.registry.jwks() })).resolves.toMatchObject({
+    await expect(
+      fetchVerified(fake.url, `${PAYMENTS}@1.2.0`, { jwks: await real.registry.jwks() }),
+    ).resolves.toMatchObject({
       digest: payments.record.digest,
     });
   });
 
   it('a checkpoint of another log (validly signed by its own key) is NOT_IN_LOG', async () => {
-    const foreign = other.registry.latestCheckpoint()!.note;
+    const foreign = (await other.registry.latestCheckpoint())!.note;
     fake.rewrite = (path, response) => {
       if (!path.startsWith('/v1/attestations/')) return response;
       const body = jsonBody(response) as { bindings: { inclusionProof: { checkpoint: string } }[] };
       for (const binding of body.bindings) binding.inclusionProof.checkpoint = foreign;
       return withJson(response, body);
     };
-    await rejectsWithCode(fetchVerified(fake.url, `${PAYMENTS}@1.2.0`, pinned(real)), 'NOT_IN_LOG');
+    await rejectsWithCode(fetchVerified(fake.url, `${PAYMENTS}@1.2.0`, await pinned(real)), 'NOT_IN_LOG');
   });
 
   it('bytes other than the pinned digest are PIN_MISMATCH, even though they are validly signed', async () => {
@@ -390,7 +401,7 @@ describe('fetchVerified: transport limits', () => {
     await rejectsWithCode(fetchVerified(fake.url, `${PAYMENTS}@1.2.0`), 'FETCH_FAILED');
   });
 
-  it('references must be name@exact-version or sha256:<hex>', () => {
+  it('references must be name@exact-version or sha256:<hex>', async () => {
     expect(parseManifestRef(`${PAYMENTS}@1.2.0`)).toEqual({ kind: 'version', name: PAYMENTS, version: '1.2.0' });
     expect(parseManifestRef(`sha256:${'a'.repeat(64)}`)).toEqual({
       kind: 'digest',
@@ -410,6 +421,11 @@ describe('fetchVerified: transport limits', () => {
 });
 
 describe('verifyFetched: pure checks on in-memory inputs', () => {
+  let realJwks: Jwks;
+  beforeAll(async () => {
+    realJwks = await real.registry.jwks();
+  });
+
   function inputs(): VerifyFetchedInput {
     return {
       bytes: paymentsBytes,
@@ -420,13 +436,13 @@ describe('verifyFetched: pure checks on in-memory inputs', () => {
         hashes: payments.inclusion.hashes,
         checkpoint: payments.inclusion.checkpoint,
       },
-      jwks: real.registry.jwks(),
+      jwks: realJwks,
       logKey: real.registry.log.verifierString,
       expected: { name: PAYMENTS, version: '1.2.0' },
     };
   }
 
-  it('passes on genuine inputs, with the inclusion as an object or as a C2SP tlog-proof text', () => {
+  it('passes on genuine inputs, with the inclusion as an object or as a C2SP tlog-proof text', async () => {
     const result = verifyFetched(inputs());
     expect(result.digest).toBe(payments.record.digest);
     const text = formatTlogProof({
@@ -437,7 +453,7 @@ describe('verifyFetched: pure checks on in-memory inputs', () => {
     expect(verifyFetched({ ...inputs(), inclusion: text }).logIndex).toBe(payments.inclusion.index);
   });
 
-  it('recomputes the digest: an attestation for other bytes is DIGEST_MISMATCH; the pin is checked first', () => {
+  it('recomputes the digest: an attestation for other bytes is DIGEST_MISMATCH; the pin is checked first', async () => {
     const bytes = canonicalOf(manifestVariant('payments', { description: 'changed' }));
     throwsWithCode(() => verifyFetched({ ...inputs(), bytes }), 'DIGEST_MISMATCH');
     throwsWithCode(
@@ -451,7 +467,7 @@ describe('verifyFetched: pure checks on in-memory inputs', () => {
     );
   });
 
-  it('the subject must be the name@version asked for', () => {
+  it('the subject must be the name@version asked for', async () => {
     throwsWithCode(
       () => verifyFetched({ ...inputs(), expected: { name: PAYMENTS, version: '1.3.0' } }),
       'SUBJECT_MISMATCH',
@@ -462,7 +478,7 @@ describe('verifyFetched: pure checks on in-memory inputs', () => {
     );
   });
 
-  it('a missing inclusion, or a checkpoint whose body was altered, is NOT_IN_LOG', () => {
+  it('a missing inclusion, or a checkpoint whose body was altered, is NOT_IN_LOG', async () => {
     throwsWithCode(() => verifyFetched({ ...inputs(), inclusion: undefined }), 'NOT_IN_LOG');
     const note = payments.inclusion.checkpoint;
     const body = bodyOf(note);
@@ -480,7 +496,7 @@ describe('verifyFetched: pure checks on in-memory inputs', () => {
     );
   });
 
-  it('a malformed pinned log key is the caller error BAD_REQUEST', () => {
+  it('a malformed pinned log key is the caller error BAD_REQUEST', async () => {
     throwsWithCode(() => verifyFetched({ ...inputs(), logKey: 'not-a-verifier' }), 'BAD_REQUEST');
   });
 });

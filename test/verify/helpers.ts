@@ -50,7 +50,7 @@ export async function startRegistry(origin = 'http://registry.test'): Promise<Te
     port: 0,
     app: { onUnexpectedError: () => undefined },
   });
-  const { publisher, token } = server.registry.createPublisher('io.github.acme');
+  const { publisher, token } = await server.registry.createPublisher('io.github.acme');
   return {
     url: server.url,
     registry: server.registry,

@@ -49,7 +49,7 @@ function cachedFiles(): string[] {
 }
 
 describe('while the registry answers', () => {
-  it('keeps what it verified, with all of its evidence, in one private file per registry and manifest', () => {
+  it('keeps what it verified, with all of its evidence, in one private file per registry and manifest', async () => {
     const [file, ...more] = cachedFiles();
     expect(more).toEqual([]);
     const entry = JSON.parse(readFileSync(file!, 'utf8')) as Record<string, unknown>;
@@ -155,7 +155,7 @@ describe('when the registry is gone', () => {
 });
 
 describe('resolveCacheDir', () => {
-  it('TOOLSEAL_CACHE_DIR, else an absolute XDG_CACHE_HOME/toolseal, else ~/.cache/toolseal', () => {
+  it('TOOLSEAL_CACHE_DIR, else an absolute XDG_CACHE_HOME/toolseal, else ~/.cache/toolseal', async () => {
     expect(resolveCacheDir({ TOOLSEAL_CACHE_DIR: '/c', XDG_CACHE_HOME: '/x' })).toBe('/c');
     expect(resolveCacheDir({ XDG_CACHE_HOME: '/x' })).toBe('/x/toolseal');
     expect(resolveCacheDir({ XDG_CACHE_HOME: 'relative', HOME: '/home/u' })).toMatch(/\.cache\/toolseal$/);

@@ -34,12 +34,12 @@ beforeAll(async () => {
     keysDir: join(root, 'keys'),
     clock: () => new Date(start + offsetMs),
   });
-  const publisher = server.registry.createPublisher('io.github.acme').token;
+  const publisher = (await server.registry.createPublisher('io.github.acme')).token;
   const tool = { ...refundTool, description: HOSTILE_DESCRIPTION };
   const manifest = utf8(JSON.stringify({ name: MANIFEST_NAME, version: '1.0.0', tools: [tool] }));
-  await server.registry.publish(manifest, server.registry.authenticate(publisher));
-  operatorToken = createPrincipal(server.store, 'operator', 'alice').token;
-  hostToken = createPrincipal(server.store, 'host', HOST_NAME).token;
+  await server.registry.publish(manifest, await server.registry.authenticate(publisher));
+  operatorToken = (await createPrincipal(server.store, 'operator', 'alice')).token;
+  hostToken = (await createPrincipal(server.store, 'host', HOST_NAME)).token;
   const signed = selectSignedTool(runPipeline(manifest).canonicalBytes, 'refund', server.origin);
   requestApproval = async (argumentsJson) => {
     const action = computeAction(signed, readCallArguments(utf8(argumentsJson)), HOST_NAME);

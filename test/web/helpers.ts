@@ -85,7 +85,7 @@ export async function startSeededRegistry(): Promise<SeededRegistry> {
     pipelineWorkers: 0,
   });
   try {
-    const { token } = server.registry.createPublisher('io.github.acme');
+    const { token } = await server.registry.createPublisher('io.github.acme');
     const seeded = { server, url: server.url, token, close: () => server.close() };
     for (const manifest of SEED_MANIFESTS) await publish(seeded, manifest);
     await yank(seeded, 'io.github.acme/payments', '1.0.1', YANK_REASON);

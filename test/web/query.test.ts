@@ -3,9 +3,9 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { cleanupTempDirs, createTestEnv } from '../helpers/registry-helpers.ts';
 
-const env = createTestEnv();
-afterAll(() => {
-  env.close();
+const env = await createTestEnv();
+afterAll(async () => {
+  await env.close();
   cleanupTempDirs();
 });
 

@@ -13,9 +13,9 @@ function fixtureText(file: string): string {
 
 describe('version page: the signed server', () => {
   it('lists the packages, remotes and repository the signature names; vendor text escaped; no section without a server', async () => {
-    const env = createTestEnv();
-    const mcp = env.addPublisher('io.github.modelcontextprotocol');
-    const example = env.addPublisher('com.example');
+    const env = await createTestEnv();
+    const mcp = await env.addPublisher('io.github.modelcontextprotocol');
+    const example = await env.addPublisher('com.example');
     expect((await postManifest(env.app, utf8(fixtureText('everything-npm.json')), mcp)).status).toBe(201);
     const remote = JSON.parse(fixtureText('analytics-remote.json')) as { server: Record<string, unknown> };
     remote.server['title'] = '<b>Analytics</b>';
@@ -39,6 +39,6 @@ describe('version page: the signed server', () => {
 
     const plain = await (await env.app.request('/ui/manifests/io.github.acme/widgets/1.0.0')).text();
     expect(plain).not.toContain('signed-server');
-    env.close();
+    await env.close();
   });
 });

@@ -21,35 +21,37 @@ const DEFAULT_LIST_LIMIT = 100;
 const NO_STORE = { 'Cache-Control': 'no-store' };
 
 export function mountApprovalRoutes(app: App, registry: Registry): void {
-  app.get(ROUTES.whoami, (c) => c.json(registry.whoami(tokenOf(c)) satisfies WhoamiResponse, 200, NO_STORE));
+  app.get(ROUTES.whoami, async (c) =>
+    c.json((await registry.whoami(tokenOf(c))) satisfies WhoamiResponse, 200, NO_STORE),
+  );
 
   app.post(ROUTES.approvals, async (c) => {
-    const host = registry.authenticatePrincipal(tokenOf(c), 'host');
+    const host = await registry.authenticatePrincipal(tokenOf(c), 'host');
     const body = await readBodyWithin(c, MAX_APPROVAL_BODY_BYTES, 'approval request');
-    const { created, ...outcome } = registry.requestApproval(host, body);
+    const { created, ...outcome } = await registry.requestApproval(host, body);
     const url = new URL(approvalPath(outcome.id), registry.origin).href;
     const headers = created ? { ...NO_STORE, Location: url } : NO_STORE;
     return c.json({ ...outcome, url } satisfies ApprovalCreatedResponse, created ? 201 : 200, headers);
   });
 
-  app.get(ROUTES.approvals, (c) => {
-    registry.authenticatePrincipal(tokenOf(c), 'operator');
-    return c.json(registry.listApprovals(readStatus(c), readLimit(c)), 200, NO_STORE);
+  app.get(ROUTES.approvals, async (c) => {
+    await registry.authenticatePrincipal(tokenOf(c), 'operator');
+    return c.json(await registry.listApprovals(readStatus(c), readLimit(c)), 200, NO_STORE);
   });
 
-  app.get(ROUTES.approval, (c) => {
-    const principal = registry.authenticatePrincipal(tokenOf(c), 'any');
-    return c.json(registry.getApproval(principal, c.req.param('id')), 200, NO_STORE);
+  app.get(ROUTES.approval, async (c) => {
+    const principal = await registry.authenticatePrincipal(tokenOf(c), 'any');
+    return c.json(await registry.getApproval(principal, c.req.param('id')), 200, NO_STORE);
   });
 
   app.post(ROUTES.approvalDecision, async (c) => {
-    const operator = registry.authenticatePrincipal(tokenOf(c), 'operator');
+    const operator = await registry.authenticatePrincipal(tokenOf(c), 'operator');
     const body = await readBodyWithin(c, MAX_APPROVAL_BODY_BYTES, 'decision');
     return c.json(await registry.decideApproval(operator, c.req.param('id'), body), 200, NO_STORE);
   });
 
   app.post(ROUTES.approvalConsume, async (c) => {
-    const host = registry.authenticatePrincipal(tokenOf(c), 'host');
+    const host = await registry.authenticatePrincipal(tokenOf(c), 'host');
     const body = await readBodyWithin(c, MAX_APPROVAL_BODY_BYTES, 'approval consumption');
     return c.json(await registry.consumeApproval(host, c.req.param('id'), body), 200, NO_STORE);
   });

@@ -18,12 +18,12 @@ export function mountBlobRoutes(
   cache: ImmutableBodyCache,
   cosign: CheckpointDecorator = (note) => note,
 ): void {
-  app.get(ROUTES.blob, (c) => {
+  app.get(ROUTES.blob, async (c) => {
     const digest = c.req.param('digest');
     const key = `b:${digest}`;
     let entry = cache.get(key);
     if (!entry) {
-      const blob = registry.getBlob(digest);
+      const blob = await registry.getBlob(digest);
       const link = `<${attestationsByDigestPath(digest)}>; rel="attestation"; type="${JSON_CONTENT_TYPE}"`;
       entry = cache.put(key, blob.bytes, blob.digest, link);
     }
@@ -33,7 +33,7 @@ export function mountBlobRoutes(
 
   app.get(ROUTES.attestationsByDigest, async (c) => {
     const digest = c.req.param('digest');
-    const bindings = registry.listBindings(digest);
+    const bindings = await registry.listBindings(digest);
     if (bindings.length === 0) throw new ToolsealError('NOT_FOUND', `no attestation covers ${digest}`);
     // Every binding's leaf is in a signed checkpoint before its publish is acknowledged; wait, never 404, if not.
     const checkpoint = await registry.log.awaitCheckpointIncluding(
@@ -42,18 +42,18 @@ export function mountBlobRoutes(
     c.header('Cache-Control', 'no-cache');
     return c.json({
       digest,
-      bindings: bindings.map((binding) => formatBindingDto(registry, binding, checkpoint, cosign)),
+      bindings: await Promise.all(bindings.map((binding) => formatBindingDto(registry, binding, checkpoint, cosign))),
     } satisfies BindingsResponse);
   });
 }
 
-function formatBindingDto(
+async function formatBindingDto(
   registry: Registry,
   binding: DigestBinding,
   checkpoint: CheckpointRecord,
   cosign: CheckpointDecorator,
-): BindingDto {
-  const proven = registry.log.proveInclusion(binding.logIndex, checkpoint);
+): Promise<BindingDto> {
+  const proven = await registry.log.proveInclusion(binding.logIndex, checkpoint);
   const inclusion = { ...proven, checkpoint: cosign(proven.checkpoint) };
   return {
     name: binding.name,

@@ -6,13 +6,13 @@ import type { Registry } from '../../registry/index.ts';
 import type { App, ServedWitnesses } from '../app-env.ts';
 
 export function mountHealthKeyRoutes(app: App, registry: Registry, witnesses?: ServedWitnesses): void {
-  app.get(ROUTES.health, (c) => {
-    const checkpoint = registry.latestCheckpoint();
+  app.get(ROUTES.health, async (c) => {
+    const checkpoint = await registry.latestCheckpoint();
     const role = registry.sequencingRole;
     const health = {
       status: 'ok',
       logSize: checkpoint?.size ?? 0,
-      activeKid: registry.activeKid,
+      activeKid: await registry.activeKid(),
       ...(role === undefined ? {} : { sequencer: role }),
     } satisfies HealthResponse;
     if (!witnesses) return c.json(health);
@@ -27,8 +27,8 @@ export function mountHealthKeyRoutes(app: App, registry: Registry, witnesses?: S
     return c.json({ ...health, witnesses: states });
   });
 
-  app.get(ROUTES.jwks, (c) => {
+  app.get(ROUTES.jwks, async (c) => {
     c.header('Cache-Control', 'public, max-age=60');
-    return c.json(registry.jwks());
+    return c.json(await registry.jwks());
   });
 }

@@ -28,8 +28,8 @@ const TILE_HEADERS = {
 };
 
 export function mountLogRoutes(app: App, registry: Registry, cosign: CheckpointDecorator = (note) => note): void {
-  app.get(ROUTES.logCheckpoint, (c) => {
-    const checkpoint = registry.latestCheckpoint();
+  app.get(ROUTES.logCheckpoint, async (c) => {
+    const checkpoint = await registry.latestCheckpoint();
     if (!checkpoint) throw new ToolsealError('NOT_FOUND', 'the log has no checkpoint yet');
     return c.body(cosign(checkpoint.note), 200, {
       'Content-Type': NOTE_CONTENT_TYPE,
@@ -47,34 +47,42 @@ export function mountLogRoutes(app: App, registry: Registry, cosign: CheckpointD
   const gzipped = new GzipCache(32 * 1024 * 1024);
   app.get(ROUTES.logTile, (c) => sendTile(c, registry, gzipped));
 
-  app.get(ROUTES.inclusionProof, (c) => {
+  app.get(ROUTES.inclusionProof, async (c) => {
     const index = readIntegerQuery(c, 'index');
     const size = readIntegerQuery(c, 'size');
-    return c.json({ index, size, hashes: registry.log.proveInclusionAt(index, size) } satisfies InclusionProofResponse);
+    return c.json({
+      index,
+      size,
+      hashes: await registry.log.proveInclusionAt(index, size),
+    } satisfies InclusionProofResponse);
   });
 
-  app.get(ROUTES.consistencyProof, (c) => {
+  app.get(ROUTES.consistencyProof, async (c) => {
     const from = readIntegerQuery(c, 'from');
     const to = readIntegerQuery(c, 'to');
-    return c.json({ from, to, hashes: registry.log.proveConsistency(from, to) } satisfies ConsistencyProofResponse);
+    return c.json({
+      from,
+      to,
+      hashes: await registry.log.proveConsistency(from, to),
+    } satisfies ConsistencyProofResponse);
   });
 }
 
 /** A hash tile or entry bundle, only when the latest checkpoint covers all of its width (404 otherwise). */
-function sendTile(c: AppContext, registry: Registry, gzipped: GzipCache): Response {
+async function sendTile(c: AppContext, registry: Registry, gzipped: GzipCache): Promise<Response> {
   const path = new URL(c.req.url).pathname.slice(LOG_PREFIX.length);
   const tile = parseTilePath(path);
-  const size = registry.latestCheckpoint()?.size ?? 0;
+  const size = (await registry.latestCheckpoint())?.size ?? 0;
   let body: Uint8Array;
   if (tile.kind === 'entries') {
     const available = computeEntryBundleWidth(tile.index, size);
     if (available < tile.width)
       throw new ToolsealError('NOT_FOUND', 'that entry bundle is not in the latest checkpoint');
-    body = formatEntryBundle(registry.readLogEntryData(tile.index * 256, tile.index * 256 + tile.width));
+    body = formatEntryBundle(await registry.readLogEntryData(tile.index * 256, tile.index * 256 + tile.width));
   } else {
     const available = computeTileWidth(tile.level, tile.index, size);
     if (available < tile.width) throw new ToolsealError('NOT_FOUND', 'that tile is not in the latest checkpoint');
-    body = readTile(registry.log.nodeReader, tile.level, tile.index, tile.width);
+    body = await registry.log.withStoredNodes((reader) => readTile(reader, tile.level, tile.index, tile.width));
   }
   if (!acceptsGzip(c.req.header('Accept-Encoding'))) return c.body(body as Uint8Array<ArrayBuffer>, 200, TILE_HEADERS);
   return c.body(gzipped.get(body) as Uint8Array<ArrayBuffer>, 200, {

@@ -17,21 +17,21 @@ import {
 } from '../immutable-body-cache.ts';
 
 export function mountManifestRoutes(app: App, registry: Registry, cache: ImmutableBodyCache): void {
-  app.get(ROUTES.manifests, (c) => {
+  app.get(ROUTES.manifests, async (c) => {
     const query = readQuery(c, 'q') || undefined;
     const limit = readLimit(readQuery(c, 'limit'));
     const cursor = readQuery(c, 'cursor');
     const after = cursor ? decodeCursor(cursor) : undefined;
-    const { items, nextAfter } = registry.listManifests(query, after, limit);
+    const { items, nextAfter } = await registry.listManifests(query, after, limit);
     return c.json({
       items: items.map((item) => ({ ...item, url: versionPath(item.name, item.latestVersion) })),
       nextCursor: nextAfter === undefined ? null : encodeCursor(nextAfter),
     } satisfies ManifestListResponse);
   });
 
-  app.get(ROUTES.manifest, (c) => {
+  app.get(ROUTES.manifest, async (c) => {
     const name = readManifestName(c);
-    const versions = registry.listVersions(name);
+    const versions = await registry.listVersions(name);
     return c.json({
       name,
       versions: versions.map((v) => ({
@@ -44,18 +44,18 @@ export function mountManifestRoutes(app: App, registry: Registry, cache: Immutab
     } satisfies VersionListResponse);
   });
 
-  app.get(ROUTES.version, (c) => {
+  app.get(ROUTES.version, async (c) => {
     const name = readManifestName(c);
     const version = c.req.param('version');
     if (version === 'latest') {
-      const latest = registry.resolveLatest(name);
+      const latest = await registry.resolveLatest(name);
       c.header('Cache-Control', 'no-cache');
       return c.redirect(versionPath(name, latest), 302);
     }
     const key = `v:${formatManifestRef(name, version)}`;
     let entry = cache.get(key);
     if (!entry) {
-      const stored = registry.getManifest(name, version);
+      const stored = await registry.getManifest(name, version);
       const link = `<${attestationPath(name, version)}>; rel="attestation"; type="${JOSE_JSON_CONTENT_TYPE}"`;
       entry = cache.put(key, stored.bytes, stored.digest, link);
     }
@@ -63,13 +63,13 @@ export function mountManifestRoutes(app: App, registry: Registry, cache: Immutab
     return sendVerifiedBody(entry, c.req.header('If-None-Match'));
   });
 
-  app.get(ROUTES.attestation, (c) => {
+  app.get(ROUTES.attestation, async (c) => {
     const name = readManifestName(c);
     const version = c.req.param('version');
     const key = `a:${formatManifestRef(name, version)}`;
     let entry = cache.get(key);
     if (!entry) {
-      const attestation = new Uint8Array(registry.getVersionRecord(name, version).attestation);
+      const attestation = new Uint8Array((await registry.getVersionRecord(name, version)).attestation);
       const digest = computeDigest(attestation);
       entry = cache.putWithHeaders(key, attestation, digest, {
         'cache-control': IMMUTABLE_CACHE_CONTROL,

@@ -38,14 +38,14 @@ export function mountOfficialRegistryRoutes(app: App, registry: Registry): void 
     await next();
   });
 
-  app.get(`${OFFICIAL_API_PREFIX}/servers`, (c) => {
+  app.get(`${OFFICIAL_API_PREFIX}/servers`, async (c) => {
     const limit = readLimit(readQuery(c, 'limit'));
     const cursor = readQuery(c, 'cursor');
     const search = readQuery(c, 'search');
     const version = readQuery(c, 'version');
     const updatedSince = readQuery(c, 'updated_since');
     readBooleanQuery(c, 'include_deleted');
-    const { entries, next } = registry.listServerVersionPage({
+    const { entries, next } = await registry.listServerVersionPage({
       limit,
       ...(search ? { search } : {}),
       ...(version ? { version } : {}),
@@ -56,13 +56,13 @@ export function mountOfficialRegistryRoutes(app: App, registry: Registry): void 
     return c.json(formatServerList(servers, next === undefined ? null : encodeServerCursor(next)));
   });
 
-  app.get(`${OFFICIAL_API_PREFIX}/servers/:serverName/versions`, (c) => {
+  app.get(`${OFFICIAL_API_PREFIX}/servers/:serverName/versions`, async (c) => {
     readBooleanQuery(c, 'include_deleted');
     const name = decodeServerNameSegment(readRawSegments(c)[2] ?? '');
     if (name === undefined) return c.json(formatNotFoundBody('server'), 404);
     let entries: ServerVersionEntry[];
     try {
-      entries = registry.listServerVersionsOf(name);
+      entries = await registry.listServerVersionsOf(name);
     } catch (error) {
       if (error instanceof ToolsealError && error.code === 'NOT_FOUND')
         return c.json(formatNotFoundBody('server'), 404);
@@ -76,14 +76,14 @@ export function mountOfficialRegistryRoutes(app: App, registry: Registry): void 
     );
   });
 
-  app.get(`${OFFICIAL_API_PREFIX}/servers/:serverName/versions/:version`, (c) => {
+  app.get(`${OFFICIAL_API_PREFIX}/servers/:serverName/versions/:version`, async (c) => {
     readBooleanQuery(c, 'include_deleted');
     const segments = readRawSegments(c);
     const name = decodeServerNameSegment(segments[2] ?? '');
     if (name === undefined) return c.json(formatNotFoundBody('server'), 404);
     const version = decodeVersionSegment(segments[4] ?? '');
     if (version === undefined) return c.json(formatNotFoundBody('version'), 404);
-    const outcome = registry.readServerVersion(name, version);
+    const outcome = await registry.readServerVersion(name, version);
     if ('missing' in outcome) return c.json(formatNotFoundBody(outcome.missing), 404);
     return c.json(composeResponse(registry, outcome.found));
   });

@@ -12,9 +12,9 @@ import type { App } from '../app-env.ts';
 export function mountPublishRoutes(app: App, registry: Registry, maxBodyBytes: number): void {
   app.post(
     ROUTES.manifests,
-    (c, next) => {
+    async (c, next) => {
       // 401 before reading a byte of the body.
-      c.set('publisher', registry.authenticate(readBearerToken(c.req.header('Authorization'))));
+      c.set('publisher', await registry.authenticate(readBearerToken(c.req.header('Authorization'))));
       return next();
     },
     async (c) => {

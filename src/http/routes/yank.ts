@@ -18,7 +18,7 @@ const MAX_YANK_BODY_BYTES = 16 * 1024;
 
 export function mountYankRoutes(app: App, registry: Registry): void {
   app.post(ROUTES.yank, async (c) => {
-    const publisher = registry.authenticate(readBearerToken(c.req.header('Authorization')));
+    const publisher = await registry.authenticate(readBearerToken(c.req.header('Authorization')));
     const body = await readBodyWithin(c, MAX_YANK_BODY_BYTES, 'yank body');
     const { reason } = readYankRequest(body);
     const { record, alreadyYanked } = await registry.yank(

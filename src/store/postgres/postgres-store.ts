@@ -1,16 +1,16 @@
-// The PostgreSQL store (issue 16 §1): the same synchronous port as the SQLite store, over one connection on a worker
-// thread (sync-bridge.ts). With the rest of src/store/postgres/, a place that speaks SQL; the only one for PostgreSQL.
+// The PostgreSQL store (issue 16 §1, issue 24 §1): the async port over a `pg` Pool (or PGlite in this process), on
+// the event loop. With the rest of src/store/postgres/, a place that speaks SQL; the only one for PostgreSQL.
 //
-// Writers: `transaction` is BEGIN (READ COMMITTED) + pg_advisory_xact_lock(WRITER_LOCK) … COMMIT, so one writer at a
-// time holds, across connections and processes, as BEGIN IMMEDIATE does in SQLite; every statement after the lock
-// sees everything committed before it (a REPEATABLE READ snapshot would be taken before the wait). No serialization
-// failures to retry, and the log is sequenced under this one lock (the place a multi-process sequencer lease goes).
-// Readers: `read` is REPEATABLE READ READ ONLY (one snapshot; never blocks the writer). Nested transactions are
+// Writers: `transaction` is BEGIN (READ COMMITTED) + pg_advisory_xact_lock(WRITER_LOCK) … COMMIT on one pooled
+// session, so one writer at a time holds, across sessions and processes, as BEGIN IMMEDIATE does in SQLite; every
+// statement after the lock sees everything committed before it (a REPEATABLE READ snapshot would be taken before the
+// wait). No serialization failures to retry, and the log is sequenced under this one lock.
+// Readers: `read` is REPEATABLE READ READ ONLY on a session of its own (one snapshot; never blocks the writer), and a
+// single read outside any transaction takes any free session, so reads never wait for the writer.
+// Store calls awaited inside `work` run on its session (AsyncLocalStorage carries it); nested transactions are
 // savepoints. A write method called outside a transaction runs in one of its own (so it takes the lock too).
-//
-// Trade-off: each call blocks the event loop for one round trip (~0.1–0.5 ms on a local server); the read path is
-// mostly served from the immutable body cache. An async port is the follow-up. A publish writer thread is SQLite-only.
 
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { fileURLToPath } from 'node:url';
 import { ToolsealError } from '../../core/errors.ts';
 import type {
@@ -33,18 +33,25 @@ import type {
   VersionRecord,
   VersionWithPublisher,
 } from '../port.ts';
-import type { ConnectionTarget } from './connection-protocol.ts';
+import { logNodeKey } from '../port.ts';
+import {
+  type ConnectionTarget,
+  type DatabaseHandle,
+  openDatabase,
+  type Row,
+  type SqlRunner,
+} from './database-handle.ts';
 import { checkPostgresStructure } from './structure-check.ts';
 import { FINISHED_CHANNEL, type LogJobNotice, listenForLogJobNotices, QUEUED_CHANNEL } from './log-job-notices.ts';
 import { translatePostgresError } from './storage-errors.ts';
-import { type Row, SyncConnection } from './sync-bridge.ts';
 
 export interface OpenPostgresStoreOptions {
   /** `postgres://…` / `postgresql://…` (a server), or `pglite:` (in memory) / `pglite:DIR` (PGlite in this process). */
   url: string;
-  /** How long one call may wait for the database (default 30 s), and opening it (default 120 s). */
+  /** How long one statement may run before the server cancels it (default 30 s). */
   callTimeoutMs?: number;
-  openTimeoutMs?: number;
+  /** Sessions in the pool (a server only; default 10). */
+  poolSize?: number;
 }
 
 const migrationsFolder = fileURLToPath(new URL('../../../drizzle-pg', import.meta.url));
@@ -73,17 +80,17 @@ function targetOf(url: string): ConnectionTarget {
   return { kind: 'postgres', url };
 }
 
-/** Open the store: connect (or start PGlite) on its own thread and apply the committed migrations (drizzle-pg/). */
-export function openPostgresStore(options: OpenPostgresStoreOptions): PostgresStore {
+/** Open the store: connect (or start PGlite) and apply the committed migrations (drizzle-pg/). */
+export async function openPostgresStore(options: OpenPostgresStoreOptions): Promise<PostgresStore> {
   const target = targetOf(options.url);
   try {
-    const connection = new SyncConnection({
+    const database = await openDatabase({
       target,
       migrationsFolder,
-      callTimeoutMs: options.callTimeoutMs ?? 30_000,
-      openTimeoutMs: options.openTimeoutMs ?? 120_000,
+      statementTimeoutMs: options.callTimeoutMs ?? 30_000,
+      ...(options.poolSize === undefined ? {} : { poolSize: options.poolSize }),
     });
-    return new PostgresStore(connection, target);
+    return new PostgresStore(database, target);
   } catch (error) {
     const translated = translatePostgresError(error);
     if (translated instanceof ToolsealError) throw translated;
@@ -116,110 +123,125 @@ const APPROVAL =
   'a.consumption_log_index AS "consumptionLogIndex" FROM approvals a LEFT JOIN principals o ON o.id = a.decided_by';
 const NEWEST_FIRST = `ORDER BY a.created_at ${C} DESC, a.seq DESC`;
 
+/** The session a transaction runs on, and how deep in savepoints it is. */
+interface OpenTransaction {
+  session: SqlRunner;
+  depth: number;
+  reading: boolean;
+  /** Set once it has ended: work scheduled from inside it (a timer, a callback) must not use its session. */
+  ended: boolean;
+}
+
 export class PostgresStore implements Store, SequencingStore {
-  /** Open transactions and savepoints (0: none); `reading` when the outermost one is a read. */
-  private depth = 0;
-  private reading = false;
+  private readonly context = new AsyncLocalStorage<OpenTransaction>();
 
   constructor(
-    private readonly connection: SyncConnection,
+    private readonly database: DatabaseHandle,
     private readonly target?: ConnectionTarget,
   ) {}
 
   /** Raw SQL for maintenance and tests (see postgresQueryOf); errors are the database's own. */
-  runSql(sql: string, params: readonly unknown[] = []): Row[] {
-    return this.connection.query(sql, params);
+  runSql(sql: string, params: readonly unknown[] = []): Promise<Row[]> {
+    return this.runner().query(sql, params);
   }
 
-  transaction<T>(work: () => T): T {
-    if (this.depth > 0) return this.inSavepoint(work);
+  transaction<T>(work: () => Promise<T>): Promise<T> {
+    const open = this.openTransaction();
+    if (open !== undefined) return this.inSavepoint(open, work);
     return this.inTransaction(BEGIN_WRITE, false, work);
   }
 
-  read<T>(work: () => T): T {
-    if (this.depth > 0) return work();
+  read<T>(work: () => Promise<T>): Promise<T> {
+    if (this.openTransaction() !== undefined) return work();
     return this.inTransaction(BEGIN_READ, true, work);
   }
 
-  checkStructure(): string[] {
+  checkStructure(): Promise<string[]> {
     return checkPostgresStructure((sql, params) => this.q(sql, params));
   }
 
-  close(): void {
-    this.connection.close();
+  close(): Promise<void> {
+    return this.database.close();
   }
 
-  private inTransaction<T>(begin: string, reading: boolean, work: () => T): T {
-    this.run(() => this.connection.exec(begin));
-    this.depth = 1;
-    this.reading = reading;
+  private async inTransaction<T>(begin: string, reading: boolean, work: () => Promise<T>): Promise<T> {
     try {
-      const result = work();
-      this.connection.exec('COMMIT');
+      return await this.database.withSession(async (session) => {
+        await session.exec(begin);
+        const open: OpenTransaction = { session, depth: 1, reading, ended: false };
+        try {
+          const result = await this.context.run(open, work);
+          await session.exec('COMMIT');
+          return result;
+        } catch (error) {
+          await rollBack(session, 'ROLLBACK');
+          throw error;
+        } finally {
+          open.ended = true;
+        }
+      });
+    } catch (error) {
+      throw translatePostgresError(error);
+    }
+  }
+
+  private async inSavepoint<T>(open: OpenTransaction, work: () => Promise<T>): Promise<T> {
+    const name = `toolseal_${open.depth}`;
+    await this.run(() => open.session.exec(`SAVEPOINT ${name}`));
+    open.depth++;
+    try {
+      const result = await work();
+      await open.session.exec(`RELEASE SAVEPOINT ${name}`);
       return result;
     } catch (error) {
-      this.rollBack('ROLLBACK');
+      await rollBack(open.session, `ROLLBACK TO SAVEPOINT ${name}; RELEASE SAVEPOINT ${name}`);
       throw translatePostgresError(error);
     } finally {
-      this.depth = 0;
-      this.reading = false;
+      open.depth--;
     }
   }
 
-  private inSavepoint<T>(work: () => T): T {
-    const name = `toolseal_${this.depth}`;
-    this.run(() => this.connection.exec(`SAVEPOINT ${name}`));
-    this.depth++;
-    try {
-      const result = work();
-      this.connection.exec(`RELEASE SAVEPOINT ${name}`);
-      return result;
-    } catch (error) {
-      this.rollBack(`ROLLBACK TO SAVEPOINT ${name}; RELEASE SAVEPOINT ${name}`);
-      throw translatePostgresError(error);
-    } finally {
-      this.depth--;
-    }
+  /** The transaction the caller is inside, if it is still open. */
+  private openTransaction(): OpenTransaction | undefined {
+    const open = this.context.getStore();
+    return open === undefined || open.ended ? undefined : open;
   }
 
-  /** Undo after a failure; a connection that is gone has undone it already (the server rolls back). */
-  private rollBack(sql: string): void {
-    try {
-      this.connection.exec(sql);
-    } catch {
-      // the original error is what the caller needs
-    }
+  /** The open transaction's session, or the pool. */
+  private runner(): SqlRunner {
+    return this.openTransaction()?.session ?? this.database;
   }
 
   /** Run one call, translating what the database threw. */
-  private run<T>(call: () => T): T {
+  private async run<T>(call: () => Promise<T>): Promise<T> {
     try {
-      return call();
+      return await call();
     } catch (error) {
       throw translatePostgresError(error);
     }
   }
 
-  private q(sql: string, params: readonly unknown[] = []): Row[] {
-    return this.run(() => this.connection.query(sql, params));
+  private q(sql: string, params: readonly unknown[] = []): Promise<Row[]> {
+    return this.run(() => this.runner().query(sql, params));
   }
 
-  private one<T>(sql: string, params: readonly unknown[] = []): T | undefined {
-    return this.q(sql, params)[0] as T | undefined;
+  private async one<T>(sql: string, params: readonly unknown[] = []): Promise<T | undefined> {
+    return (await this.q(sql, params))[0] as T | undefined;
   }
 
   /** A write: in the caller's transaction, or in one of its own (so it holds the writer lock). */
-  private write<T>(work: () => T): T {
-    if (this.reading) throw new ToolsealError('INTERNAL', 'a write inside a read-only snapshot');
-    return this.depth > 0 ? work() : this.transaction(work);
+  private write<T>(work: () => Promise<T>): Promise<T> {
+    const open = this.openTransaction();
+    if (open?.reading) return Promise.reject(new ToolsealError('INTERNAL', 'a write inside a read-only snapshot'));
+    return open !== undefined ? work() : this.transaction(work);
   }
 
   // ── the sequencer lease and its job queue (issue 16 §2) ─────────────────
 
-  claimSequencerLease(holder: string, ttlMs: number): SequencerLeaseRecord {
+  async claimSequencerLease(holder: string, ttlMs: number): Promise<SequencerLeaseRecord> {
     // One statement: take a free or expired lease (a new epoch) or renew our own; anyone else's is left alone.
     // clock_timestamp(), not now(): the time of the statement, even inside a long transaction.
-    this.q(
+    await this.q(
       `INSERT INTO sequencer_lease AS l (id, holder, epoch, expires_at)
        VALUES (1, $1, 1, clock_timestamp() + $2 * interval '1 millisecond')
        ON CONFLICT (id) DO UPDATE SET
@@ -229,7 +251,7 @@ export class PostgresStore implements Store, SequencingStore {
        WHERE l.holder = EXCLUDED.holder OR l.expires_at <= clock_timestamp()`,
       [holder, ttlMs],
     );
-    const lease = this.one<SequencerLeaseRecord>(
+    const lease = await this.one<SequencerLeaseRecord>(
       `SELECT holder, epoch, to_char(expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "expiresAt"
        FROM sequencer_lease WHERE id = 1`,
     );
@@ -243,12 +265,12 @@ export class PostgresStore implements Store, SequencingStore {
     return listenForLogJobNotices(this.target.url, onNotice);
   }
 
-  releaseSequencerLease(holder: string): void {
-    this.q(`UPDATE sequencer_lease SET expires_at = clock_timestamp() WHERE id = 1 AND holder = $1`, [holder]);
+  async releaseSequencerLease(holder: string): Promise<void> {
+    await this.q(`UPDATE sequencer_lease SET expires_at = clock_timestamp() WHERE id = 1 AND holder = $1`, [holder]);
   }
 
-  assertSequencerLease(holder: string, epoch: number): void {
-    const held = this.one<{ ok: boolean }>(
+  async assertSequencerLease(holder: string, epoch: number): Promise<void> {
+    const held = await this.one<{ ok: boolean }>(
       `SELECT true AS ok FROM sequencer_lease
        WHERE id = 1 AND holder = $1 AND epoch = $2 AND expires_at > clock_timestamp()`,
       [holder, epoch],
@@ -258,12 +280,12 @@ export class PostgresStore implements Store, SequencingStore {
     }
   }
 
-  enqueueLogJob(kind: LogJobKind, payload: Uint8Array, submittedBy: string): number {
+  async enqueueLogJob(kind: LogJobKind, payload: Uint8Array, submittedBy: string): Promise<number> {
     // The notice goes out when the INSERT commits (at once: it runs outside any transaction). That commit need not wait
     // for the disk (synchronous_commit off for this statement's transaction only): a queued job lost with the server
     // was never acknowledged, and its submitter loses its connection too. The sequencer's commit, which acknowledges
     // the work, stays synchronous.
-    const row = this.one<{ id: number }>(
+    const row = await this.one<{ id: number }>(
       `WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true)),
             queued AS (INSERT INTO log_jobs (kind, payload, submitted_by) VALUES ($1, $2, $3) RETURNING id)
        SELECT id, pg_notify('${QUEUED_CHANNEL}', '') FROM queued, relaxed`,
@@ -272,21 +294,23 @@ export class PostgresStore implements Store, SequencingStore {
     return row!.id;
   }
 
-  hasQueuedLogJobs(): boolean {
-    return this.q(`SELECT 1 FROM log_jobs WHERE state = 'queued' LIMIT 1`).length > 0;
+  async hasQueuedLogJobs(): Promise<boolean> {
+    return (await this.q(`SELECT 1 FROM log_jobs WHERE state = 'queued' LIMIT 1`)).length > 0;
   }
 
-  claimQueuedLogJobs(limit: number): LogJobRecord[] {
-    return this.q(
-      `SELECT id, kind, payload, submitted_by AS "submittedBy" FROM log_jobs
+  async claimQueuedLogJobs(limit: number): Promise<LogJobRecord[]> {
+    return (
+      await this.q(
+        `SELECT id, kind, payload, submitted_by AS "submittedBy" FROM log_jobs
        WHERE state = 'queued' ORDER BY id LIMIT $1 FOR UPDATE`,
-      [limit],
+        [limit],
+      )
     ).map((row) => row as unknown as LogJobRecord);
   }
 
-  finishLogJob(id: number, state: 'done' | 'failed', outcome: Uint8Array): void {
+  async finishLogJob(id: number, state: 'done' | 'failed', outcome: Uint8Array): Promise<void> {
     // The notice (naming the submitter) goes out when the sequencer's transaction commits, never before.
-    this.q(
+    await this.q(
       `WITH finished AS (UPDATE log_jobs SET state = $2, outcome = $3, finished_at = clock_timestamp()
          WHERE id = $1 AND state = 'queued' RETURNING submitted_by)
        SELECT pg_notify('${FINISHED_CHANNEL}', submitted_by) FROM finished`,
@@ -294,35 +318,39 @@ export class PostgresStore implements Store, SequencingStore {
     );
   }
 
-  readFinishedLogJobs(ids: readonly number[]): LogJobOutcome[] {
+  async readFinishedLogJobs(ids: readonly number[]): Promise<LogJobOutcome[]> {
     if (ids.length === 0) return [];
-    return this.q(
+    return (await this.q(
       `SELECT id, state, outcome FROM log_jobs WHERE id = ANY($1::bigint[]) AND state <> 'queued' ORDER BY id`,
       [ids],
-    ) as unknown as LogJobOutcome[];
+    )) as unknown as LogJobOutcome[];
   }
 
-  cancelLogJob(id: number): boolean {
+  async cancelLogJob(id: number): Promise<boolean> {
     return (
-      this.q(
-        `UPDATE log_jobs SET state = 'cancelled', finished_at = clock_timestamp() WHERE id = $1 AND state = 'queued' RETURNING id`,
-        [id],
+      (
+        await this.q(
+          `UPDATE log_jobs SET state = 'cancelled', finished_at = clock_timestamp() WHERE id = $1 AND state = 'queued' RETURNING id`,
+          [id],
+        )
       ).length === 1
     );
   }
 
-  purgeLogJobs(olderThanMs: number): number {
-    return this.q(
-      `DELETE FROM log_jobs WHERE state <> 'queued' AND finished_at < clock_timestamp() - $1 * interval '1 millisecond' RETURNING id`,
-      [olderThanMs],
+  async purgeLogJobs(olderThanMs: number): Promise<number> {
+    return (
+      await this.q(
+        `DELETE FROM log_jobs WHERE state <> 'queued' AND finished_at < clock_timestamp() - $1 * interval '1 millisecond' RETURNING id`,
+        [olderThanMs],
+      )
     ).length;
   }
 
   // ── publishers ──────────────────────────────────────────────────────────
 
-  insertPublisher(namespace: string, tokenHash: string, createdAt: string): PublisherRecord {
+  async insertPublisher(namespace: string, tokenHash: string, createdAt: string): Promise<PublisherRecord> {
     // ON CONFLICT: a refusal that leaves the transaction usable (a failed statement would abort all of it).
-    const row = this.write(() =>
+    const row = await this.write(() =>
       this.one<PublisherRecord>(
         `INSERT INTO publishers (namespace, token_hash, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING ${PUBLISHER.replace(' FROM publishers', '')}`,
         [namespace, tokenHash, createdAt],
@@ -332,38 +360,43 @@ export class PostgresStore implements Store, SequencingStore {
     return row;
   }
 
-  findPublisherByTokenHash(tokenHash: string): PublisherRecord | undefined {
-    return this.one(`SELECT ${PUBLISHER} WHERE token_hash = $1`, [tokenHash]);
+  async findPublisherByTokenHash(tokenHash: string): Promise<PublisherRecord | undefined> {
+    return await this.one(`SELECT ${PUBLISHER} WHERE token_hash = $1`, [tokenHash]);
   }
 
-  findPublisherById(id: number): PublisherRecord | undefined {
-    return this.one(`SELECT ${PUBLISHER} WHERE id = $1`, [id]);
+  async findPublisherById(id: number): Promise<PublisherRecord | undefined> {
+    return await this.one(`SELECT ${PUBLISHER} WHERE id = $1`, [id]);
   }
 
-  findPublisherByNamespace(namespace: string): PublisherRecord | undefined {
-    return this.one(`SELECT ${PUBLISHER} WHERE lower(namespace) = lower($1)`, [namespace]);
+  async findPublisherByNamespace(namespace: string): Promise<PublisherRecord | undefined> {
+    return await this.one(`SELECT ${PUBLISHER} WHERE lower(namespace) = lower($1)`, [namespace]);
   }
 
-  countPublishers(): number {
-    return this.one<{ n: number }>('SELECT count(*) AS n FROM publishers')?.n ?? 0;
+  async countPublishers(): Promise<number> {
+    return (await this.one<{ n: number }>('SELECT count(*) AS n FROM publishers'))?.n ?? 0;
   }
 
-  listPublishers(): PublisherRecord[] {
-    return this.q(`SELECT ${PUBLISHER} ORDER BY id`) as unknown as PublisherRecord[];
+  async listPublishers(): Promise<PublisherRecord[]> {
+    return (await this.q(`SELECT ${PUBLISHER} ORDER BY id`)) as unknown as PublisherRecord[];
   }
 
-  revokePublisher(id: number, revokedAt: string): void {
-    this.write(() => this.q('UPDATE publishers SET revoked_at = $1 WHERE id = $2', [revokedAt, id]));
+  async revokePublisher(id: number, revokedAt: string): Promise<void> {
+    await this.write(() => this.q('UPDATE publishers SET revoked_at = $1 WHERE id = $2', [revokedAt, id]));
   }
 
-  replacePublisherTokenHash(id: number, tokenHash: string): void {
-    this.write(() => this.q('UPDATE publishers SET token_hash = $1 WHERE id = $2', [tokenHash, id]));
+  async replacePublisherTokenHash(id: number, tokenHash: string): Promise<void> {
+    await this.write(() => this.q('UPDATE publishers SET token_hash = $1 WHERE id = $2', [tokenHash, id]));
   }
 
   // ── principals and approvals ────────────────────────────────────────────
 
-  insertPrincipal(kind: PrincipalKind, name: string, tokenHash: string, createdAt: string): PrincipalRecord {
-    const row = this.write(() =>
+  async insertPrincipal(
+    kind: PrincipalKind,
+    name: string,
+    tokenHash: string,
+    createdAt: string,
+  ): Promise<PrincipalRecord> {
+    const row = await this.write(() =>
       this.one<PrincipalRecord>(
         `INSERT INTO principals (kind, name, token_hash, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING ${PRINCIPAL.replace(' FROM principals', '')}`,
         [kind, name, tokenHash, createdAt],
@@ -374,28 +407,28 @@ export class PostgresStore implements Store, SequencingStore {
     return row;
   }
 
-  findPrincipalByTokenHash(tokenHash: string): PrincipalRecord | undefined {
-    return this.one(`SELECT ${PRINCIPAL} WHERE token_hash = $1`, [tokenHash]);
+  async findPrincipalByTokenHash(tokenHash: string): Promise<PrincipalRecord | undefined> {
+    return await this.one(`SELECT ${PRINCIPAL} WHERE token_hash = $1`, [tokenHash]);
   }
 
-  findPrincipalById(id: number): PrincipalRecord | undefined {
-    return this.one(`SELECT ${PRINCIPAL} WHERE id = $1`, [id]);
+  async findPrincipalById(id: number): Promise<PrincipalRecord | undefined> {
+    return await this.one(`SELECT ${PRINCIPAL} WHERE id = $1`, [id]);
   }
 
-  findPrincipal(kind: PrincipalKind, name: string): PrincipalRecord | undefined {
-    return this.one(`SELECT ${PRINCIPAL} WHERE kind = $1 AND name = $2`, [kind, name]);
+  async findPrincipal(kind: PrincipalKind, name: string): Promise<PrincipalRecord | undefined> {
+    return await this.one(`SELECT ${PRINCIPAL} WHERE kind = $1 AND name = $2`, [kind, name]);
   }
 
-  listPrincipals(kind: PrincipalKind): PrincipalRecord[] {
-    return this.q(`SELECT ${PRINCIPAL} WHERE kind = $1 ORDER BY id`, [kind]) as unknown as PrincipalRecord[];
+  async listPrincipals(kind: PrincipalKind): Promise<PrincipalRecord[]> {
+    return (await this.q(`SELECT ${PRINCIPAL} WHERE kind = $1 ORDER BY id`, [kind])) as unknown as PrincipalRecord[];
   }
 
-  revokePrincipal(id: number, revokedAt: string): void {
-    this.write(() => this.q('UPDATE principals SET revoked_at = $1 WHERE id = $2', [revokedAt, id]));
+  async revokePrincipal(id: number, revokedAt: string): Promise<void> {
+    await this.write(() => this.q('UPDATE principals SET revoked_at = $1 WHERE id = $2', [revokedAt, id]));
   }
 
-  insertApproval(row: NewApprovalRecord): void {
-    this.write(() =>
+  async insertApproval(row: NewApprovalRecord): Promise<void> {
+    await this.write(() =>
       this.q(
         'INSERT INTO approvals (id, host_id, audience, manifest_name, manifest_version, tool, digest, envelope, salt, created_at, expires_at) ' +
           'VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)',
@@ -416,19 +449,19 @@ export class PostgresStore implements Store, SequencingStore {
     );
   }
 
-  getApproval(id: string): ApprovalRecord | undefined {
-    return this.one(`SELECT ${APPROVAL} WHERE a.id = $1`, [id]);
+  async getApproval(id: string): Promise<ApprovalRecord | undefined> {
+    return await this.one(`SELECT ${APPROVAL} WHERE a.id = $1`, [id]);
   }
 
-  findStandingApproval(hostId: number, digest: string, now: string): ApprovalRecord | undefined {
-    return this.one(
+  async findStandingApproval(hostId: number, digest: string, now: string): Promise<ApprovalRecord | undefined> {
+    return await this.one(
       `SELECT ${APPROVAL} WHERE a.host_id = $1 AND a.digest = $2 AND a.status IN ('pending', 'approved', 'denied') ` +
         `AND a.expires_at ${C} > $3::text ${NEWEST_FIRST} LIMIT 1`,
       [hostId, digest, now],
     );
   }
 
-  listApprovals(filter: ApprovalFilter): ApprovalRecord[] {
+  async listApprovals(filter: ApprovalFilter): Promise<ApprovalRecord[]> {
     const { status, now, limit } = filter;
     const where =
       status === undefined
@@ -439,17 +472,17 @@ export class PostgresStore implements Store, SequencingStore {
             ? [`a.status = $1 AND a.expires_at ${C} > $2::text`, [status, now]]
             : ['a.status = $1', [status]];
     const [condition, params] = where as [string, unknown[]];
-    return this.q(`SELECT ${APPROVAL} WHERE ${condition} ${NEWEST_FIRST} LIMIT $${params.length + 1}`, [
+    return (await this.q(`SELECT ${APPROVAL} WHERE ${condition} ${NEWEST_FIRST} LIMIT $${params.length + 1}`, [
       ...params,
       limit,
-    ]) as unknown as ApprovalRecord[];
+    ])) as unknown as ApprovalRecord[];
   }
 
-  listAllApprovals(): ApprovalRecord[] {
-    return this.q(`SELECT ${APPROVAL} ORDER BY a.seq`) as unknown as ApprovalRecord[];
+  async listAllApprovals(): Promise<ApprovalRecord[]> {
+    return (await this.q(`SELECT ${APPROVAL} ORDER BY a.seq`)) as unknown as ApprovalRecord[];
   }
 
-  decideApproval(
+  async decideApproval(
     id: string,
     decision: {
       status: 'approved' | 'denied';
@@ -458,8 +491,8 @@ export class PostgresStore implements Store, SequencingStore {
       reason: string | null;
       logIndex: number;
     },
-  ): boolean {
-    const changed = this.write(() =>
+  ): Promise<boolean> {
+    const changed = await this.write(() =>
       this.q(
         'UPDATE approvals SET status = $1, decided_by = $2, decided_at = $3, reason = $4, decision_log_index = $5 ' +
           "WHERE id = $6 AND status = 'pending' RETURNING 1",
@@ -469,8 +502,8 @@ export class PostgresStore implements Store, SequencingStore {
     return changed.length === 1;
   }
 
-  consumeApproval(id: string, consumedAt: string, logIndex: number): boolean {
-    const changed = this.write(() =>
+  async consumeApproval(id: string, consumedAt: string, logIndex: number): Promise<boolean> {
+    const changed = await this.write(() =>
       this.q(
         "UPDATE approvals SET status = 'consumed', consumed_at = $1, consumption_log_index = $2 " +
           "WHERE id = $3 AND status = 'approved' RETURNING 1",
@@ -482,8 +515,8 @@ export class PostgresStore implements Store, SequencingStore {
 
   // ── blobs and versions ──────────────────────────────────────────────────
 
-  insertBlobIfAbsent(digest: string, bytes: Uint8Array): void {
-    this.write(() =>
+  async insertBlobIfAbsent(digest: string, bytes: Uint8Array): Promise<void> {
+    await this.write(() =>
       this.q('INSERT INTO blobs (digest, bytes, size) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [
         digest,
         bytes,
@@ -492,23 +525,27 @@ export class PostgresStore implements Store, SequencingStore {
     );
   }
 
-  getBlob(digest: string): BlobRecord | undefined {
-    return this.one('SELECT digest, bytes, size FROM blobs WHERE digest = $1', [digest]);
+  async getBlob(digest: string): Promise<BlobRecord | undefined> {
+    return await this.one('SELECT digest, bytes, size FROM blobs WHERE digest = $1', [digest]);
   }
 
-  getVersion(name: string, version: string): VersionRecord | undefined {
-    return this.one(`SELECT ${VERSION} WHERE name = $1 AND version = $2`, [name, version]);
+  async getVersion(name: string, version: string): Promise<VersionRecord | undefined> {
+    return await this.one(`SELECT ${VERSION} WHERE name = $1 AND version = $2`, [name, version]);
   }
 
-  getLatestStoredDigest(name: string): string | undefined {
-    return this.one<{ digest: string }>(
-      'SELECT digest FROM manifest_versions WHERE name = $1 ORDER BY id DESC LIMIT 1',
-      [name],
+  async getLatestStoredDigest(name: string): Promise<string | undefined> {
+    return (
+      await this.one<{ digest: string }>(
+        'SELECT digest FROM manifest_versions WHERE name = $1 ORDER BY id DESC LIMIT 1',
+        [name],
+      )
     )?.digest;
   }
 
-  insertVersion(row: Omit<VersionRecord, 'id' | 'status' | 'yankReason' | 'yankedAt' | 'yankLogIndex'>): VersionRecord {
-    const inserted = this.write(() =>
+  async insertVersion(
+    row: Omit<VersionRecord, 'id' | 'status' | 'yankReason' | 'yankedAt' | 'yankLogIndex'>,
+  ): Promise<VersionRecord> {
+    const inserted = await this.write(() =>
       this.one<{ id: number }>(
         'INSERT INTO manifest_versions (name, version, digest, publisher_id, stored_at, attestation, kid, log_index) ' +
           'VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (name, version) DO NOTHING RETURNING id',
@@ -519,8 +556,8 @@ export class PostgresStore implements Store, SequencingStore {
     return { ...row, id: inserted.id, status: 'active', yankReason: null, yankedAt: null, yankLogIndex: null };
   }
 
-  markYanked(id: number, reason: string, yankedAt: string, yankLogIndex: number): void {
-    this.write(() =>
+  async markYanked(id: number, reason: string, yankedAt: string, yankLogIndex: number): Promise<void> {
+    await this.write(() =>
       this.q(
         "UPDATE manifest_versions SET status = 'yanked', yank_reason = $1, yanked_at = $2, yank_log_index = $3 WHERE id = $4",
         [reason, yankedAt, yankLogIndex, id],
@@ -528,52 +565,56 @@ export class PostgresStore implements Store, SequencingStore {
     );
   }
 
-  listVersions(name: string): VersionRecord[] {
-    return this.q(`SELECT ${VERSION} WHERE name = $1 ORDER BY id`, [name]) as unknown as VersionRecord[];
+  async listVersions(name: string): Promise<VersionRecord[]> {
+    return (await this.q(`SELECT ${VERSION} WHERE name = $1 ORDER BY id`, [name])) as unknown as VersionRecord[];
   }
 
-  listVersionsByDigest(digest: string): VersionWithPublisher[] {
-    return this.q(
+  async listVersionsByDigest(digest: string): Promise<VersionWithPublisher[]> {
+    return (await this.q(
       `SELECT v.*, p.namespace AS publisher FROM (SELECT ${VERSION} WHERE digest = $1) v JOIN publishers p ON p.id = v."publisherId" ORDER BY v.id`,
       [digest],
-    ) as unknown as VersionWithPublisher[];
+    )) as unknown as VersionWithPublisher[];
   }
 
-  listManifestNames(query: string | undefined, afterName: string | undefined, limit: number): string[] {
+  async listManifestNames(query: string | undefined, afterName: string | undefined, limit: number): Promise<string[]> {
     const pattern =
       query === undefined || query === ''
         ? null
         : `%${query.replace(/[\\%_]/g, (c) => `\\${c}`).replace(/[A-Z]/g, (c) => c.toLowerCase())}%`;
-    return this.q(
-      `SELECT DISTINCT v.name ${C} AS name FROM manifest_versions v
+    return (
+      await this.q(
+        `SELECT DISTINCT v.name ${C} AS name FROM manifest_versions v
        WHERE ($1::text IS NULL OR ${searchCondition('$1')}) AND ($2::text IS NULL OR v.name ${C} > $2::text)
        ORDER BY 1 LIMIT $3`,
-      [pattern, afterName ?? null, limit],
+        [pattern, afterName ?? null, limit],
+      )
     ).map((row) => row['name'] as string);
   }
 
-  listAllVersions(): VersionRecord[] {
-    return this.q(`SELECT ${VERSION} ORDER BY id`) as unknown as VersionRecord[];
+  async listAllVersions(): Promise<VersionRecord[]> {
+    return (await this.q(`SELECT ${VERSION} ORDER BY id`)) as unknown as VersionRecord[];
   }
 
-  listAllBlobs(): BlobRecord[] {
-    return this.q(`SELECT digest, bytes, size FROM blobs ORDER BY digest ${C}`) as unknown as BlobRecord[];
+  async listAllBlobs(): Promise<BlobRecord[]> {
+    return (await this.q(`SELECT digest, bytes, size FROM blobs ORDER BY digest ${C}`)) as unknown as BlobRecord[];
   }
 
   // ── signing keys ────────────────────────────────────────────────────────
 
-  activeSigningKid(): string | undefined {
-    return this.one<{ kid: string }>(
-      'SELECT kid FROM signing_keys WHERE not_after IS NULL ORDER BY not_before DESC LIMIT 1',
+  async activeSigningKid(): Promise<string | undefined> {
+    return (
+      await this.one<{ kid: string }>(
+        'SELECT kid FROM signing_keys WHERE not_after IS NULL ORDER BY not_before DESC LIMIT 1',
+      )
     )?.kid;
   }
 
-  listSigningKeys(): SigningKeyRecord[] {
-    return this.q(`SELECT ${SIGNING_KEY} ORDER BY not_before`) as unknown as SigningKeyRecord[];
+  async listSigningKeys(): Promise<SigningKeyRecord[]> {
+    return (await this.q(`SELECT ${SIGNING_KEY} ORDER BY not_before`)) as unknown as SigningKeyRecord[];
   }
 
-  insertSigningKey(row: SigningKeyRecord): void {
-    this.write(() =>
+  async insertSigningKey(row: SigningKeyRecord): Promise<void> {
+    await this.write(() =>
       this.q(
         'INSERT INTO signing_keys (kid, public_jwk, not_before, not_after, log_index) VALUES ($1, $2, $3, $4, $5)',
         [row.kid, row.publicJwk, row.notBefore, row.notAfter, row.logIndex],
@@ -581,22 +622,36 @@ export class PostgresStore implements Store, SequencingStore {
     );
   }
 
-  retireSigningKey(kid: string, notAfter: number): void {
-    this.write(() => this.q('UPDATE signing_keys SET not_after = $1 WHERE kid = $2', [notAfter, kid]));
+  async retireSigningKey(kid: string, notAfter: number): Promise<void> {
+    await this.write(() => this.q('UPDATE signing_keys SET not_after = $1 WHERE kid = $2', [notAfter, kid]));
   }
 
   // ── transparency log ────────────────────────────────────────────────────
 
-  getLogSize(): number {
-    return this.one<{ n: number }>('SELECT coalesce(max(idx) + 1, 0) AS n FROM log_entries')?.n ?? 0;
+  async getLogSize(): Promise<number> {
+    return (await this.one<{ n: number }>('SELECT coalesce(max(idx) + 1, 0) AS n FROM log_entries'))?.n ?? 0;
   }
 
-  readLogNode(level: number, index: number): Buffer | undefined {
-    return this.one<{ hash: Buffer }>('SELECT hash FROM log_nodes WHERE level = $1 AND idx = $2', [level, index])?.hash;
+  async readLogNode(level: number, index: number): Promise<Buffer | undefined> {
+    return (
+      await this.one<{ hash: Buffer }>('SELECT hash FROM log_nodes WHERE level = $1 AND idx = $2', [level, index])
+    )?.hash;
   }
 
-  insertLogEntry(entry: LogEntryRecord): void {
-    this.write(() =>
+  async readLogNodes(nodes: readonly { level: number; index: number }[]): Promise<Map<string, Buffer>> {
+    const found = new Map<string, Buffer>();
+    if (nodes.length === 0) return found;
+    const rows = await this.q(
+      'SELECT n.level, n.idx, n.hash FROM log_nodes n JOIN unnest($1::int[], $2::bigint[]) AS w(level, idx) ' +
+        'ON n.level = w.level AND n.idx = w.idx',
+      [nodes.map((node) => node.level), nodes.map((node) => node.index)],
+    );
+    for (const row of rows) found.set(logNodeKey(Number(row['level']), Number(row['idx'])), row['hash'] as Buffer);
+    return found;
+  }
+
+  async insertLogEntry(entry: LogEntryRecord): Promise<void> {
+    await this.write(() =>
       this.q('INSERT INTO log_entries (idx, kind, data, leaf_hash) VALUES ($1, $2, $3, $4)', [
         entry.index,
         entry.kind,
@@ -606,35 +661,37 @@ export class PostgresStore implements Store, SequencingStore {
     );
   }
 
-  insertLogNode(level: number, index: number, hash: Uint8Array): void {
-    this.write(() => this.q('INSERT INTO log_nodes (level, idx, hash) VALUES ($1, $2, $3)', [level, index, hash]));
+  async insertLogNode(level: number, index: number, hash: Uint8Array): Promise<void> {
+    await this.write(() =>
+      this.q('INSERT INTO log_nodes (level, idx, hash) VALUES ($1, $2, $3)', [level, index, hash]),
+    );
   }
 
-  readLogEntries(start: number, end: number): LogEntryRecord[] {
-    return this.q(`SELECT ${ENTRY} WHERE idx >= $1 AND idx < $2 ORDER BY idx`, [
+  async readLogEntries(start: number, end: number): Promise<LogEntryRecord[]> {
+    return (await this.q(`SELECT ${ENTRY} WHERE idx >= $1 AND idx < $2 ORDER BY idx`, [
       start,
       end,
-    ]) as unknown as LogEntryRecord[];
+    ])) as unknown as LogEntryRecord[];
   }
 
-  listAllLogNodes(): { level: number; index: number; hash: Buffer }[] {
-    return this.q('SELECT level, idx AS index, hash FROM log_nodes ORDER BY level, idx') as unknown as {
+  async listAllLogNodes(): Promise<{ level: number; index: number; hash: Buffer }[]> {
+    return (await this.q('SELECT level, idx AS index, hash FROM log_nodes ORDER BY level, idx')) as unknown as {
       level: number;
       index: number;
       hash: Buffer;
     }[];
   }
 
-  listCheckpoints(): CheckpointRecord[] {
-    return this.q(`SELECT ${CHECKPOINT} ORDER BY size`) as unknown as CheckpointRecord[];
+  async listCheckpoints(): Promise<CheckpointRecord[]> {
+    return (await this.q(`SELECT ${CHECKPOINT} ORDER BY size`)) as unknown as CheckpointRecord[];
   }
 
-  latestCheckpoint(): CheckpointRecord | undefined {
-    return this.one(`SELECT ${CHECKPOINT} ORDER BY size DESC LIMIT 1`);
+  async latestCheckpoint(): Promise<CheckpointRecord | undefined> {
+    return await this.one(`SELECT ${CHECKPOINT} ORDER BY size DESC LIMIT 1`);
   }
 
-  insertCheckpoint(row: CheckpointRecord): void {
-    this.write(() =>
+  async insertCheckpoint(row: CheckpointRecord): Promise<void> {
+    await this.write(() =>
       this.q('INSERT INTO log_checkpoints (size, root_hash, note, created_at) VALUES ($1, $2, $3, $4)', [
         row.size,
         row.rootHash,
@@ -662,7 +719,16 @@ function searchCondition(param: string): string {
 }
 
 /** Raw SQL on a PostgreSQL store, for maintenance and tests that inspect or damage rows on purpose. */
-export function postgresQueryOf(store: Store): (sql: string, params?: readonly unknown[]) => Row[] {
+export function postgresQueryOf(store: Store): (sql: string, params?: readonly unknown[]) => Promise<Row[]> {
   if (!(store instanceof PostgresStore)) throw new ToolsealError('BAD_REQUEST', 'not a PostgreSQL store');
   return (sql, params) => store.runSql(sql, params);
+}
+
+/** Undo after a failure; a session that is gone has undone it already (the server rolls back). */
+async function rollBack(session: SqlRunner, sql: string): Promise<void> {
+  try {
+    await session.exec(sql);
+  } catch {
+    // the original error is what the caller needs
+  }
 }

@@ -2,9 +2,9 @@
 // place and enabled, and, when the amcheck extension is installed (it is not created here), every B-tree index of
 // the registry's tables passes bt_index_check (PostgreSQL docs, "amcheck"). The rows themselves are fsck's.
 
-import type { Row } from './sync-bridge.ts';
+import type { Row } from './database-handle.ts';
 
-type Query = (sql: string, params?: readonly unknown[]) => Row[];
+type Query = (sql: string, params?: readonly unknown[]) => Promise<Row[]>;
 
 /** The triggers drizzle-pg/0001_immutability.sql creates, by table. */
 export const IMMUTABILITY_TRIGGERS: readonly string[] = [
@@ -50,13 +50,15 @@ const TABLES = [
 ];
 
 /** One line per problem; none when intact. */
-export function checkPostgresStructure(query: Query): string[] {
+export async function checkPostgresStructure(query: Query): Promise<string[]> {
   const problems: string[] = [];
   const present = new Map(
-    query(
-      `SELECT t.tgname AS name, t.tgenabled AS enabled FROM pg_trigger t
+    (
+      await query(
+        `SELECT t.tgname AS name, t.tgenabled AS enabled FROM pg_trigger t
        WHERE NOT t.tgisinternal AND t.tgrelid = ANY (SELECT to_regclass(name)::oid FROM unnest($1::text[]) AS name)`,
-      [TABLES],
+        [TABLES],
+      )
     ).map((row) => [row['name'] as string, row['enabled'] as string]),
   );
   for (const name of IMMUTABILITY_TRIGGERS) {
@@ -64,8 +66,8 @@ export function checkPostgresStructure(query: Query): string[] {
     if (enabled === undefined) problems.push(`the immutability trigger ${name} is missing`);
     else if (enabled === 'D') problems.push(`the immutability trigger ${name} is disabled`);
   }
-  if (query("SELECT 1 FROM pg_extension WHERE extname = 'amcheck'").length === 0) return problems;
-  const indexes = query(
+  if ((await query("SELECT 1 FROM pg_extension WHERE extname = 'amcheck'")).length === 0) return problems;
+  const indexes = await query(
     `SELECT i.indexrelid::regclass::text AS name FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
      JOIN pg_am a ON a.oid = c.relam WHERE a.amname = 'btree'
      AND i.indrelid = ANY (SELECT to_regclass(name)::oid FROM unnest($1::text[]) AS name) ORDER BY 1`,
@@ -73,7 +75,7 @@ export function checkPostgresStructure(query: Query): string[] {
   );
   for (const row of indexes) {
     try {
-      query('SELECT bt_index_check($1::regclass)', [row['name']]);
+      await query('SELECT bt_index_check($1::regclass)', [row['name']]);
     } catch (error) {
       problems.push(`index ${String(row['name'])}: ${error instanceof Error ? error.message : String(error)}`);
     }

@@ -1,42 +1,20 @@
-// The SQLite store: drizzle over better-sqlite3, migrations on open, prepared statements for what runs per request.
-// With the rest of src/store/sqlite/, the only place that speaks SQL.
+// The SQLite store (issue 24 §1): the async port over better-sqlite3, migrations on open. Each call runs synchronously
+// underneath (microseconds, in process); connection-gate.ts keeps a transaction's awaits from letting anyone else's
+// calls into it. WAL with synchronous=FULL (SQLite docs, "PRAGMA synchronous").
 
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { and, asc, eq, gt, type SQL, sql } from 'drizzle-orm';
-import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
+import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { ToolsealError } from '../../core/errors.ts';
+import type { Store } from '../port.ts';
+import { ConnectionGate } from './connection-gate.ts';
 import { runIntegrityCheck } from './integrity-check.ts';
-import { measureFreeBytes, translateStorageError } from './storage-errors.ts';
-import {
-  blobs,
-  logCheckpoints,
-  logEntries,
-  logNodes,
-  manifestVersions,
-  principals,
-  publishers,
-  signingKeys,
-} from './schema.ts';
 import * as schema from './schema.ts';
-import type {
-  ApprovalFilter,
-  ApprovalRecord,
-  BlobRecord,
-  CheckpointRecord,
-  LogEntryRecord,
-  NewApprovalRecord,
-  PrincipalKind,
-  PrincipalRecord,
-  PublisherRecord,
-  SigningKeyRecord,
-  Store,
-  VersionRecord,
-  VersionWithPublisher,
-} from '../port.ts';
+import { SqliteTables, type SynchronousStore } from './sqlite-tables.ts';
+import { measureFreeBytes, translateStorageError } from './storage-errors.ts';
 
 export interface OpenStoreOptions {
   /** Folder holding `toolseal.db`; `:memory:` for tests. */
@@ -76,86 +54,25 @@ export function openStore(options: OpenStoreOptions): SqliteStore {
       if (translated instanceof ToolsealError) throw translated;
       throw new ToolsealError('INTERNAL', 'could not apply database migrations', { cause });
     }
-    return new SqliteStore(db, client, freeBytes);
+    return new SqliteStore(new SqliteTables(db, client), client, freeBytes);
   } catch (error) {
     client.close();
     throw translateStorageError(error, freeBytes);
   }
 }
 
+type Sync = SynchronousStore;
+
 export class SqliteStore implements Store {
-  private readonly statements;
-
-  /**
-   * Statements on the publish and proof paths, prepared once on the client itself: drizzle's result mapping
-   * costs more than the query for these point reads and writes.
-   */
-  private readonly raw;
-
-  /** The approval service's statements (src/registry/approvals.ts). */
-  private readonly approvalStatements;
-
-  /**
-   * The transaction wrappers, built once: better-sqlite3 builds four new ones per `transaction(fn)`, and a consumed
-   * approval runs two (the checkpoint's nests in it as a savepoint, as before).
-   */
-  private readonly runInTransaction;
+  private readonly gate: ConnectionGate;
 
   constructor(
-    private readonly db: BetterSQLite3Database<typeof schema>,
+    private readonly tables: SqliteTables,
     private readonly client: Database.Database,
     /** Free bytes where the database lives, asked when an I/O error may mean a full disk. */
-    private readonly freeBytes: () => number | undefined = () => undefined,
+    freeBytes: () => number | undefined = () => undefined,
   ) {
-    const versionColumns =
-      'id, name, version, digest, publisher_id AS publisherId, stored_at AS storedAt, attestation, kid, log_index AS logIndex, ' +
-      'status, yank_reason AS yankReason, yanked_at AS yankedAt, yank_log_index AS yankLogIndex';
-    this.raw = {
-      versionByNameVersion: client.prepare(
-        `SELECT ${versionColumns} FROM manifest_versions WHERE name = ? AND version = ?`,
-      ),
-      latestDigestOf: client
-        .prepare('SELECT digest FROM manifest_versions WHERE name = ? ORDER BY id DESC LIMIT 1')
-        .pluck(),
-      insertBlobIfAbsent: client.prepare(
-        'INSERT INTO blobs (digest, bytes, size) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
-      ),
-      insertVersion: client.prepare(
-        'INSERT INTO manifest_versions (name, version, digest, publisher_id, stored_at, attestation, kid, log_index) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-      ),
-      activeSigningKid: client
-        .prepare('SELECT kid FROM signing_keys WHERE not_after IS NULL ORDER BY not_before DESC LIMIT 1')
-        .pluck(),
-      logNode: client.prepare('SELECT hash FROM log_nodes WHERE level = ? AND idx = ?').pluck(),
-      latestCheckpoint: client.prepare(
-        'SELECT size, root_hash AS rootHash, note, created_at AS createdAt FROM log_checkpoints ORDER BY size DESC LIMIT 1',
-      ),
-      publisherByTokenHash: client.prepare(
-        'SELECT id, namespace, token_hash AS tokenHash, created_at AS createdAt, revoked_at AS revokedAt FROM publishers WHERE token_hash = ?',
-      ),
-      insertCheckpoint: client.prepare(
-        'INSERT INTO log_checkpoints (size, root_hash, note, created_at) VALUES (?, ?, ?, ?)',
-      ),
-      logSize: client.prepare('SELECT coalesce(max(idx) + 1, 0) FROM log_entries').pluck(),
-      insertNode: client.prepare('INSERT INTO log_nodes (level, idx, hash) VALUES (?, ?, ?)'),
-      insertEntry: client.prepare('INSERT INTO log_entries (idx, kind, data, leaf_hash) VALUES (?, ?, ?, ?)'),
-    };
-    this.approvalStatements = prepareApprovalStatements(client);
-    const run = client.transaction((work: () => unknown) => work());
-    this.runInTransaction = { immediate: run.immediate, deferred: run.deferred };
-    const p = sql.placeholder;
-    this.statements = {
-      blobByDigest: db
-        .select()
-        .from(blobs)
-        .where(eq(blobs.digest, p('digest')))
-        .prepare(),
-      publisherById: db
-        .select()
-        .from(publishers)
-        .where(eq(publishers.id, p('id')))
-        .prepare(),
-    };
+    this.gate = new ConnectionGate(client, (error) => translateStorageError(error, freeBytes));
   }
 
   /** The better-sqlite3 handle (see sqliteDatabaseOf). */
@@ -164,395 +81,234 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Run `work` in one SQLite transaction (synchronous, BEGIN IMMEDIATE: one writer at a time). A failure rolls it
-   * back and is thrown translated: STORAGE_FULL when there is no room, INTEGRITY_ERROR for a damaged file.
+   * Run `work` in one SQLite transaction (BEGIN IMMEDIATE: one writer at a time). A failure rolls it back and is
+   * thrown translated: STORAGE_FULL when there is no room, INTEGRITY_ERROR for a damaged file.
    */
-  transaction<T>(work: () => T): T {
-    try {
-      return this.runInTransaction.immediate(work) as T;
-    } catch (error) {
-      throw translateStorageError(error, this.freeBytes);
-    }
+  transaction<T>(work: () => Promise<T>): Promise<T> {
+    return this.gate.transaction('IMMEDIATE', work);
   }
 
-  /** Run the reads in `work` in one deferred transaction: one WAL snapshot, never blocking the writer. */
-  read<T>(work: () => T): T {
-    try {
-      return this.runInTransaction.deferred(work) as T;
-    } catch (error) {
-      throw translateStorageError(error, this.freeBytes);
-    }
+  /** Run the reads in `work` in one deferred transaction: one WAL snapshot, never blocking another connection's writer. */
+  read<T>(work: () => Promise<T>): Promise<T> {
+    return this.gate.transaction('DEFERRED', work);
   }
 
   /** SQLite's own integrity check (PRAGMA integrity_check, at most 20 problems): pages, b-trees, indexes. */
-  checkStructure(): string[] {
-    return runIntegrityCheck(this.client);
+  checkStructure(): Promise<string[]> {
+    return this.gate.call(() => runIntegrityCheck(this.client));
   }
 
-  close(): void {
-    if (this.client.open) this.client.close();
+  close(): Promise<void> {
+    return this.gate.call(() => {
+      if (this.client.open) this.client.close();
+    });
+  }
+  // ── the data methods: each one synchronous statement (sqlite-tables.ts), through the gate ──
+
+  insertPublisher(...args: Parameters<Sync['insertPublisher']>): Promise<ReturnType<Sync['insertPublisher']>> {
+    return this.gate.call(() => this.tables.insertPublisher(...args));
   }
 
-  // ── publishers ──────────────────────────────────────────────────────────
-
-  insertPublisher(namespace: string, tokenHash: string, createdAt: string): PublisherRecord {
-    try {
-      return this.db.insert(publishers).values({ namespace, tokenHash, createdAt }).returning().get();
-    } catch (cause) {
-      if (isUniqueViolation(cause))
-        throw new ToolsealError('NAMESPACE_TAKEN', `namespace ${namespace} already has a publisher`, { cause });
-      throw translateStorageError(cause, this.freeBytes);
-    }
+  findPublisherByTokenHash(
+    ...args: Parameters<Sync['findPublisherByTokenHash']>
+  ): Promise<ReturnType<Sync['findPublisherByTokenHash']>> {
+    return this.gate.call(() => this.tables.findPublisherByTokenHash(...args));
   }
 
-  listPublishers(): PublisherRecord[] {
-    return this.db.select().from(publishers).orderBy(asc(publishers.id)).all();
+  findPublisherById(...args: Parameters<Sync['findPublisherById']>): Promise<ReturnType<Sync['findPublisherById']>> {
+    return this.gate.call(() => this.tables.findPublisherById(...args));
   }
 
-  revokePublisher(id: number, revokedAt: string): void {
-    this.db.update(publishers).set({ revokedAt }).where(eq(publishers.id, id)).run();
+  findPublisherByNamespace(
+    ...args: Parameters<Sync['findPublisherByNamespace']>
+  ): Promise<ReturnType<Sync['findPublisherByNamespace']>> {
+    return this.gate.call(() => this.tables.findPublisherByNamespace(...args));
   }
 
-  replacePublisherTokenHash(id: number, tokenHash: string): void {
-    this.db.update(publishers).set({ tokenHash }).where(eq(publishers.id, id)).run();
+  countPublishers(...args: Parameters<Sync['countPublishers']>): Promise<ReturnType<Sync['countPublishers']>> {
+    return this.gate.call(() => this.tables.countPublishers(...args));
   }
 
-  findPublisherByTokenHash(tokenHash: string): PublisherRecord | undefined {
-    return this.raw.publisherByTokenHash.get(tokenHash) as PublisherRecord | undefined;
+  listPublishers(...args: Parameters<Sync['listPublishers']>): Promise<ReturnType<Sync['listPublishers']>> {
+    return this.gate.call(() => this.tables.listPublishers(...args));
   }
 
-  findPublisherById(id: number): PublisherRecord | undefined {
-    return this.statements.publisherById.get({ id });
+  revokePublisher(...args: Parameters<Sync['revokePublisher']>): Promise<ReturnType<Sync['revokePublisher']>> {
+    return this.gate.call(() => this.tables.revokePublisher(...args));
   }
 
-  findPublisherByNamespace(namespace: string): PublisherRecord | undefined {
-    return this.db.select().from(publishers).where(sql`${publishers.namespace} = ${namespace} COLLATE NOCASE`).get();
+  replacePublisherTokenHash(
+    ...args: Parameters<Sync['replacePublisherTokenHash']>
+  ): Promise<ReturnType<Sync['replacePublisherTokenHash']>> {
+    return this.gate.call(() => this.tables.replacePublisherTokenHash(...args));
   }
 
-  countPublishers(): number {
-    return this.db.select({ n: sql<number>`count(*)` }).from(publishers).get()?.n ?? 0;
+  insertPrincipal(...args: Parameters<Sync['insertPrincipal']>): Promise<ReturnType<Sync['insertPrincipal']>> {
+    return this.gate.call(() => this.tables.insertPrincipal(...args));
   }
 
-  // ── principals and approvals ────────────────────────────────────────────
-
-  insertPrincipal(kind: PrincipalKind, name: string, tokenHash: string, createdAt: string): PrincipalRecord {
-    try {
-      return this.db.insert(principals).values({ kind, name, tokenHash, createdAt }).returning().get();
-    } catch (cause) {
-      if (isUniqueViolation(cause))
-        throw new ToolsealError(
-          'NAMESPACE_TAKEN',
-          `there already is a${kind === 'operator' ? 'n' : ''} ${kind} ${name}`,
-          {
-            cause,
-          },
-        );
-      throw translateStorageError(cause, this.freeBytes);
-    }
+  findPrincipalByTokenHash(
+    ...args: Parameters<Sync['findPrincipalByTokenHash']>
+  ): Promise<ReturnType<Sync['findPrincipalByTokenHash']>> {
+    return this.gate.call(() => this.tables.findPrincipalByTokenHash(...args));
   }
 
-  findPrincipalByTokenHash(tokenHash: string): PrincipalRecord | undefined {
-    return this.approvalStatements.principalByTokenHash.get(tokenHash) as PrincipalRecord | undefined;
+  findPrincipalById(...args: Parameters<Sync['findPrincipalById']>): Promise<ReturnType<Sync['findPrincipalById']>> {
+    return this.gate.call(() => this.tables.findPrincipalById(...args));
   }
 
-  findPrincipalById(id: number): PrincipalRecord | undefined {
-    return this.approvalStatements.principalById.get(id) as PrincipalRecord | undefined;
+  findPrincipal(...args: Parameters<Sync['findPrincipal']>): Promise<ReturnType<Sync['findPrincipal']>> {
+    return this.gate.call(() => this.tables.findPrincipal(...args));
   }
 
-  findPrincipal(kind: PrincipalKind, name: string): PrincipalRecord | undefined {
-    return this.db
-      .select()
-      .from(principals)
-      .where(and(eq(principals.kind, kind), eq(principals.name, name)))
-      .get();
+  listPrincipals(...args: Parameters<Sync['listPrincipals']>): Promise<ReturnType<Sync['listPrincipals']>> {
+    return this.gate.call(() => this.tables.listPrincipals(...args));
   }
 
-  listPrincipals(kind: PrincipalKind): PrincipalRecord[] {
-    return this.db.select().from(principals).where(eq(principals.kind, kind)).orderBy(asc(principals.id)).all();
+  revokePrincipal(...args: Parameters<Sync['revokePrincipal']>): Promise<ReturnType<Sync['revokePrincipal']>> {
+    return this.gate.call(() => this.tables.revokePrincipal(...args));
   }
 
-  revokePrincipal(id: number, revokedAt: string): void {
-    this.db.update(principals).set({ revokedAt }).where(eq(principals.id, id)).run();
+  insertApproval(...args: Parameters<Sync['insertApproval']>): Promise<ReturnType<Sync['insertApproval']>> {
+    return this.gate.call(() => this.tables.insertApproval(...args));
   }
 
-  insertApproval(row: NewApprovalRecord): void {
-    this.approvalStatements.insert.run(row);
+  getApproval(...args: Parameters<Sync['getApproval']>): Promise<ReturnType<Sync['getApproval']>> {
+    return this.gate.call(() => this.tables.getApproval(...args));
   }
 
-  getApproval(id: string): ApprovalRecord | undefined {
-    return this.approvalStatements.byId.get(id) as ApprovalRecord | undefined;
+  findStandingApproval(
+    ...args: Parameters<Sync['findStandingApproval']>
+  ): Promise<ReturnType<Sync['findStandingApproval']>> {
+    return this.gate.call(() => this.tables.findStandingApproval(...args));
   }
 
-  findStandingApproval(hostId: number, digest: string, now: string): ApprovalRecord | undefined {
-    return this.approvalStatements.standing.get(hostId, digest, now) as ApprovalRecord | undefined;
+  listApprovals(...args: Parameters<Sync['listApprovals']>): Promise<ReturnType<Sync['listApprovals']>> {
+    return this.gate.call(() => this.tables.listApprovals(...args));
   }
 
-  listApprovals(filter: ApprovalFilter): ApprovalRecord[] {
-    const { status, now, limit } = filter;
-    const statements = this.approvalStatements;
-    if (status === undefined) return statements.listAll.all(limit) as ApprovalRecord[];
-    if (status === 'expired') return statements.listExpired.all(now, limit) as ApprovalRecord[];
-    if (status === 'pending' || status === 'approved') {
-      return statements.listOpen.all(status, now, limit) as ApprovalRecord[];
-    }
-    return statements.listFinal.all(status, limit) as ApprovalRecord[];
+  listAllApprovals(...args: Parameters<Sync['listAllApprovals']>): Promise<ReturnType<Sync['listAllApprovals']>> {
+    return this.gate.call(() => this.tables.listAllApprovals(...args));
   }
 
-  listAllApprovals(): ApprovalRecord[] {
-    return this.approvalStatements.everyOne.all() as ApprovalRecord[];
+  decideApproval(...args: Parameters<Sync['decideApproval']>): Promise<ReturnType<Sync['decideApproval']>> {
+    return this.gate.call(() => this.tables.decideApproval(...args));
   }
 
-  decideApproval(
-    id: string,
-    decision: {
-      status: 'approved' | 'denied';
-      decidedById: number;
-      decidedAt: string;
-      reason: string | null;
-      logIndex: number;
-    },
-  ): boolean {
-    return this.approvalStatements.decide.run({ id, ...decision }).changes === 1;
+  consumeApproval(...args: Parameters<Sync['consumeApproval']>): Promise<ReturnType<Sync['consumeApproval']>> {
+    return this.gate.call(() => this.tables.consumeApproval(...args));
   }
 
-  consumeApproval(id: string, consumedAt: string, logIndex: number): boolean {
-    return this.approvalStatements.consume.run({ id, consumedAt, logIndex }).changes === 1;
+  insertBlobIfAbsent(...args: Parameters<Sync['insertBlobIfAbsent']>): Promise<ReturnType<Sync['insertBlobIfAbsent']>> {
+    return this.gate.call(() => this.tables.insertBlobIfAbsent(...args));
   }
 
-  // ── blobs and versions ──────────────────────────────────────────────────
-
-  insertBlobIfAbsent(digest: string, bytes: Uint8Array): void {
-    this.raw.insertBlobIfAbsent.run(
-      digest,
-      Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
-      bytes.byteLength,
-    );
+  getBlob(...args: Parameters<Sync['getBlob']>): Promise<ReturnType<Sync['getBlob']>> {
+    return this.gate.call(() => this.tables.getBlob(...args));
   }
 
-  getBlob(digest: string): BlobRecord | undefined {
-    return this.statements.blobByDigest.get({ digest });
+  getVersion(...args: Parameters<Sync['getVersion']>): Promise<ReturnType<Sync['getVersion']>> {
+    return this.gate.call(() => this.tables.getVersion(...args));
   }
 
-  getVersion(name: string, version: string): VersionRecord | undefined {
-    return this.raw.versionByNameVersion.get(name, version) as VersionRecord | undefined;
+  getLatestStoredDigest(
+    ...args: Parameters<Sync['getLatestStoredDigest']>
+  ): Promise<ReturnType<Sync['getLatestStoredDigest']>> {
+    return this.gate.call(() => this.tables.getLatestStoredDigest(...args));
   }
 
-  /** The digest of the most recently stored version of `name` (any status), for the attestation's previousDigest. */
-  getLatestStoredDigest(name: string): string | undefined {
-    return this.raw.latestDigestOf.get(name) as string | undefined;
+  insertVersion(...args: Parameters<Sync['insertVersion']>): Promise<ReturnType<Sync['insertVersion']>> {
+    return this.gate.call(() => this.tables.insertVersion(...args));
   }
 
-  insertVersion(row: Omit<VersionRecord, 'id' | 'status' | 'yankReason' | 'yankedAt' | 'yankLogIndex'>): VersionRecord {
-    try {
-      const { lastInsertRowid } = this.raw.insertVersion.run(
-        row.name,
-        row.version,
-        row.digest,
-        row.publisherId,
-        row.storedAt,
-        row.attestation,
-        row.kid,
-        row.logIndex,
-      );
-      return {
-        ...row,
-        id: Number(lastInsertRowid),
-        status: 'active',
-        yankReason: null,
-        yankedAt: null,
-        yankLogIndex: null,
-      };
-    } catch (cause) {
-      if (isUniqueViolation(cause))
-        throw new ToolsealError('VERSION_EXISTS', `${row.name}@${row.version} already exists`, { cause });
-      throw cause;
-    }
+  markYanked(...args: Parameters<Sync['markYanked']>): Promise<ReturnType<Sync['markYanked']>> {
+    return this.gate.call(() => this.tables.markYanked(...args));
   }
 
-  markYanked(id: number, reason: string, yankedAt: string, yankLogIndex: number): void {
-    this.db
-      .update(manifestVersions)
-      .set({ status: 'yanked', yankReason: reason, yankedAt, yankLogIndex })
-      .where(eq(manifestVersions.id, id))
-      .run();
+  listVersions(...args: Parameters<Sync['listVersions']>): Promise<ReturnType<Sync['listVersions']>> {
+    return this.gate.call(() => this.tables.listVersions(...args));
   }
 
-  listVersions(name: string): VersionRecord[] {
-    return this.db
-      .select()
-      .from(manifestVersions)
-      .where(eq(manifestVersions.name, name))
-      .orderBy(asc(manifestVersions.id))
-      .all() as VersionRecord[];
+  listVersionsByDigest(
+    ...args: Parameters<Sync['listVersionsByDigest']>
+  ): Promise<ReturnType<Sync['listVersionsByDigest']>> {
+    return this.gate.call(() => this.tables.listVersionsByDigest(...args));
   }
 
-  /** Versions bound to a digest, with their publisher's namespace (the auditor query). */
-  listVersionsByDigest(digest: string): VersionWithPublisher[] {
-    return this.db
-      .select({ version: manifestVersions, publisher: publishers.namespace })
-      .from(manifestVersions)
-      .innerJoin(publishers, eq(publishers.id, manifestVersions.publisherId))
-      .where(eq(manifestVersions.digest, digest))
-      .orderBy(asc(manifestVersions.id))
-      .all()
-      .map((row) => ({ ...(row.version as VersionRecord), publisher: row.publisher }));
+  listManifestNames(...args: Parameters<Sync['listManifestNames']>): Promise<ReturnType<Sync['listManifestNames']>> {
+    return this.gate.call(() => this.tables.listManifestNames(...args));
   }
 
-  /**
-   * Distinct manifest names in name order after `afterName`; with `query`, only those whose name, or any version's
-   * description or tool name, title or description, contains it (case-insensitively for ASCII; `%` and `_` literal).
-   */
-  listManifestNames(query: string | undefined, afterName: string | undefined, limit: number): string[] {
-    const conditions = [];
-    if (query) {
-      const pattern = `%${query.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-      const like = (value: SQL): SQL => sql`${value} LIKE ${pattern} ESCAPE '\\'`;
-      // The name, or any version's description or tool name, title or description (SQLite JSON1 over the stored
-      // canonical bytes: a scan, fine for a registry's size; an index table is the next step if it is not).
-      conditions.push(
-        sql`(${like(sql`${manifestVersions.name}`)} OR EXISTS (SELECT 1 FROM blobs b WHERE b.digest = ${manifestVersions.digest}
-          AND (${like(sql`json_extract(CAST(b.bytes AS TEXT), '$.description')`)} OR EXISTS (
-            SELECT 1 FROM json_each(CAST(b.bytes AS TEXT), '$.tools') t WHERE ${like(sql`json_extract(t.value, '$.name')`)}
-              OR ${like(sql`json_extract(t.value, '$.title')`)} OR ${like(sql`json_extract(t.value, '$.description')`)}))))`,
-      );
-    }
-    if (afterName !== undefined) conditions.push(gt(manifestVersions.name, afterName));
-    return this.db
-      .selectDistinct({ name: manifestVersions.name })
-      .from(manifestVersions)
-      .where(conditions.length === 0 ? undefined : and(...conditions))
-      .orderBy(asc(manifestVersions.name))
-      .limit(limit)
-      .all()
-      .map((row) => row.name);
+  listAllVersions(...args: Parameters<Sync['listAllVersions']>): Promise<ReturnType<Sync['listAllVersions']>> {
+    return this.gate.call(() => this.tables.listAllVersions(...args));
   }
 
-  /** Every version, oldest first (for fsck). */
-  listAllVersions(): VersionRecord[] {
-    return this.db.select().from(manifestVersions).orderBy(asc(manifestVersions.id)).all() as VersionRecord[];
+  listAllBlobs(...args: Parameters<Sync['listAllBlobs']>): Promise<ReturnType<Sync['listAllBlobs']>> {
+    return this.gate.call(() => this.tables.listAllBlobs(...args));
   }
 
-  /** Every blob, in digest order (for fsck). */
-  listAllBlobs(): BlobRecord[] {
-    return this.db.select().from(blobs).orderBy(asc(blobs.digest)).all();
+  activeSigningKid(...args: Parameters<Sync['activeSigningKid']>): Promise<ReturnType<Sync['activeSigningKid']>> {
+    return this.gate.call(() => this.tables.activeSigningKid(...args));
   }
 
-  // ── signing keys ────────────────────────────────────────────────────────
-
-  /** The kid of the key without `notAfter` (the active one), if any. */
-  activeSigningKid(): string | undefined {
-    return this.raw.activeSigningKid.get() as string | undefined;
+  listSigningKeys(...args: Parameters<Sync['listSigningKeys']>): Promise<ReturnType<Sync['listSigningKeys']>> {
+    return this.gate.call(() => this.tables.listSigningKeys(...args));
   }
 
-  listSigningKeys(): SigningKeyRecord[] {
-    return this.db.select().from(signingKeys).orderBy(asc(signingKeys.notBefore)).all();
+  insertSigningKey(...args: Parameters<Sync['insertSigningKey']>): Promise<ReturnType<Sync['insertSigningKey']>> {
+    return this.gate.call(() => this.tables.insertSigningKey(...args));
   }
 
-  insertSigningKey(row: SigningKeyRecord): void {
-    this.db.insert(signingKeys).values(row).run();
+  retireSigningKey(...args: Parameters<Sync['retireSigningKey']>): Promise<ReturnType<Sync['retireSigningKey']>> {
+    return this.gate.call(() => this.tables.retireSigningKey(...args));
   }
 
-  retireSigningKey(kid: string, notAfter: number): void {
-    this.db.update(signingKeys).set({ notAfter }).where(eq(signingKeys.kid, kid)).run();
+  getLogSize(...args: Parameters<Sync['getLogSize']>): Promise<ReturnType<Sync['getLogSize']>> {
+    return this.gate.call(() => this.tables.getLogSize(...args));
   }
 
-  // ── transparency log ────────────────────────────────────────────────────
-
-  getLogSize(): number {
-    return this.raw.logSize.get() as number;
+  readLogNode(...args: Parameters<Sync['readLogNode']>): Promise<ReturnType<Sync['readLogNode']>> {
+    return this.gate.call(() => this.tables.readLogNode(...args));
   }
 
-  readLogNode(level: number, index: number): Buffer | undefined {
-    return this.raw.logNode.get(level, index) as Buffer | undefined;
+  readLogNodes(...args: Parameters<Sync['readLogNodes']>): Promise<ReturnType<Sync['readLogNodes']>> {
+    return this.gate.call(() => this.tables.readLogNodes(...args));
   }
 
-  insertLogEntry(entry: LogEntryRecord): void {
-    this.raw.insertEntry.run(entry.index, entry.kind, entry.data, entry.leafHash);
+  insertLogEntry(...args: Parameters<Sync['insertLogEntry']>): Promise<ReturnType<Sync['insertLogEntry']>> {
+    return this.gate.call(() => this.tables.insertLogEntry(...args));
   }
 
-  insertLogNode(level: number, index: number, hash: Uint8Array): void {
-    this.raw.insertNode.run(level, index, Buffer.from(hash.buffer, hash.byteOffset, hash.byteLength));
+  insertLogNode(...args: Parameters<Sync['insertLogNode']>): Promise<ReturnType<Sync['insertLogNode']>> {
+    return this.gate.call(() => this.tables.insertLogNode(...args));
   }
 
-  readLogEntries(start: number, end: number): LogEntryRecord[] {
-    return this.db
-      .select()
-      .from(logEntries)
-      .where(and(sql`${logEntries.index} >= ${start}`, sql`${logEntries.index} < ${end}`))
-      .orderBy(asc(logEntries.index))
-      .all();
+  readLogEntries(...args: Parameters<Sync['readLogEntries']>): Promise<ReturnType<Sync['readLogEntries']>> {
+    return this.gate.call(() => this.tables.readLogEntries(...args));
   }
 
-  /** Every stored perfect-subtree node (for fsck). */
-  listAllLogNodes(): { level: number; index: number; hash: Buffer }[] {
-    return this.db.select().from(logNodes).orderBy(asc(logNodes.level), asc(logNodes.index)).all();
+  listAllLogNodes(...args: Parameters<Sync['listAllLogNodes']>): Promise<ReturnType<Sync['listAllLogNodes']>> {
+    return this.gate.call(() => this.tables.listAllLogNodes(...args));
   }
 
-  listCheckpoints(): CheckpointRecord[] {
-    return this.db.select().from(logCheckpoints).orderBy(asc(logCheckpoints.size)).all();
+  listCheckpoints(...args: Parameters<Sync['listCheckpoints']>): Promise<ReturnType<Sync['listCheckpoints']>> {
+    return this.gate.call(() => this.tables.listCheckpoints(...args));
   }
 
-  latestCheckpoint(): CheckpointRecord | undefined {
-    return this.raw.latestCheckpoint.get() as CheckpointRecord | undefined;
+  latestCheckpoint(...args: Parameters<Sync['latestCheckpoint']>): Promise<ReturnType<Sync['latestCheckpoint']>> {
+    return this.gate.call(() => this.tables.latestCheckpoint(...args));
   }
 
-  insertCheckpoint(row: CheckpointRecord): void {
-    this.raw.insertCheckpoint.run(row.size, row.rootHash, row.note, row.createdAt);
+  insertCheckpoint(...args: Parameters<Sync['insertCheckpoint']>): Promise<ReturnType<Sync['insertCheckpoint']>> {
+    return this.gate.call(() => this.tables.insertCheckpoint(...args));
   }
-}
-
-const PRINCIPAL_COLUMNS =
-  'id, kind, name, token_hash AS tokenHash, created_at AS createdAt, revoked_at AS revokedAt FROM principals';
-const APPROVAL_SELECT =
-  'SELECT a.id, a.host_id AS hostId, a.audience, a.manifest_name AS manifestName, a.manifest_version AS manifestVersion, ' +
-  'a.tool, a.digest, a.envelope, a.salt, a.status, a.created_at AS createdAt, a.expires_at AS expiresAt, ' +
-  'a.decided_by AS decidedById, o.name AS decidedBy, a.decided_at AS decidedAt, a.reason, ' +
-  'a.decision_log_index AS decisionLogIndex, a.consumed_at AS consumedAt, a.consumption_log_index AS consumptionLogIndex ' +
-  'FROM approvals a LEFT JOIN principals o ON o.id = a.decided_by';
-const NEWEST_FIRST = 'ORDER BY a.created_at DESC, a.rowid DESC LIMIT ?';
-
-/** The approval service's statements: point reads and the guarded transitions (WHERE the state allows them). */
-function prepareApprovalStatements(client: Database.Database) {
-  return {
-    principalByTokenHash: client.prepare(`SELECT ${PRINCIPAL_COLUMNS} WHERE token_hash = ?`),
-    principalById: client.prepare(`SELECT ${PRINCIPAL_COLUMNS} WHERE id = ?`),
-    insert: client.prepare(
-      'INSERT INTO approvals (id, host_id, audience, manifest_name, manifest_version, tool, digest, envelope, salt, created_at, expires_at) ' +
-        'VALUES (@id, @hostId, @audience, @manifestName, @manifestVersion, @tool, @digest, @envelope, @salt, @createdAt, @expiresAt)',
-    ),
-    byId: client.prepare(`${APPROVAL_SELECT} WHERE a.id = ?`),
-    standing: client.prepare(
-      `${APPROVAL_SELECT} WHERE a.host_id = ? AND a.digest = ? AND a.status IN ('pending', 'approved', 'denied') AND a.expires_at > ? ` +
-        'ORDER BY a.created_at DESC, a.rowid DESC LIMIT 1',
-    ),
-    listAll: client.prepare(`${APPROVAL_SELECT} ${NEWEST_FIRST}`),
-    listExpired: client.prepare(
-      `${APPROVAL_SELECT} WHERE a.status IN ('pending', 'approved') AND a.expires_at <= ? ${NEWEST_FIRST}`,
-    ),
-    listOpen: client.prepare(`${APPROVAL_SELECT} WHERE a.status = ? AND a.expires_at > ? ${NEWEST_FIRST}`),
-    listFinal: client.prepare(`${APPROVAL_SELECT} WHERE a.status = ? ${NEWEST_FIRST}`),
-    everyOne: client.prepare(`${APPROVAL_SELECT} ORDER BY a.rowid`),
-    decide: client.prepare(
-      'UPDATE approvals SET status = @status, decided_by = @decidedById, decided_at = @decidedAt, reason = @reason, ' +
-        "decision_log_index = @logIndex WHERE id = @id AND status = 'pending'",
-    ),
-    consume: client.prepare(
-      "UPDATE approvals SET status = 'consumed', consumed_at = @consumedAt, consumption_log_index = @logIndex " +
-        "WHERE id = @id AND status = 'approved'",
-    ),
-  };
-}
-
-function isUniqueViolation(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 }
 
 /**
  * The database behind a SQLite store, for maintenance and tests that inspect or damage rows on purpose (fsck,
  * integrity tests) and for benches that measure the file. Nothing in the registry uses it: they see the port.
  */
-export function sqliteDatabaseOf(store: Store): Database.Database {
+export function sqliteDatabaseOf(store: unknown): Database.Database {
   if (!(store instanceof SqliteStore)) throw new ToolsealError('BAD_REQUEST', 'not a SQLite store');
   return store.database;
 }

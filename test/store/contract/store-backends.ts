@@ -19,7 +19,7 @@ export type StoreLocation = { kind: 'sqlite'; dataDir: string } | { kind: 'postg
 export interface OpenedBackend {
   store: Store;
   /** Raw SQL on the store's database (`$1`-style parameters on both dialects). */
-  raw(sql: string, params?: readonly unknown[]): Row[];
+  raw(sql: string, params?: readonly unknown[]): Promise<Row[]>;
   /** Where it is, when another connection can open it (not for :memory: SQLite or PGlite, single-connection). */
   location: StoreLocation | undefined;
   cleanup(): Promise<void>;
@@ -33,16 +33,16 @@ export interface StoreBackend {
 
 export const testDatabaseUrl: string | undefined = process.env['TOOLSEAL_TEST_DATABASE_URL'] || undefined;
 
-export function openStoreAt(location: StoreLocation): Store {
+export async function openStoreAt(location: StoreLocation): Promise<Store> {
   return location.kind === 'sqlite'
     ? openStore({ dataDir: location.dataDir })
-    : openPostgresStore({ url: location.url });
+    : await openPostgresStore({ url: location.url });
 }
 
 /** Raw SQL on any store: `$n` becomes `?` for SQLite (parameters are used in order). */
 export function rawSqlOf(store: Store, dialect: 'sqlite' | 'postgres'): OpenedBackend['raw'] {
   if (dialect === 'postgres') return (sql, params = []) => postgresQueryOf(store)(sql, params);
-  return (sql, params = []) => {
+  return async (sql, params = []) => {
     const statement = sqliteDatabaseOf(store).prepare(sql.replace(/\$\d+/g, '?'));
     if (statement.reader) return statement.all(...params) as Row[];
     statement.run(...params);
@@ -61,7 +61,7 @@ function sqliteBackend(name: string, onDisk: boolean): StoreBackend {
         store,
         raw: rawSqlOf(store, 'sqlite'),
         location: onDisk ? { kind: 'sqlite', dataDir } : undefined,
-        cleanup: async () => store.close(),
+        cleanup: () => store.close(),
       };
     },
   };
@@ -100,13 +100,13 @@ function postgresBackend(serverUrl: string): StoreBackend {
     dialect: 'postgres',
     open: async () => {
       const database = await createTestDatabase(serverUrl);
-      const store = openPostgresStore({ url: database.url });
+      const store = await openPostgresStore({ url: database.url });
       return {
         store,
         raw: rawSqlOf(store, 'postgres'),
         location: { kind: 'postgres', url: database.url },
         cleanup: async () => {
-          store.close();
+          await store.close();
           await database.drop();
         },
       };
@@ -117,10 +117,10 @@ function postgresBackend(serverUrl: string): StoreBackend {
 let pgliteTemplate: string | undefined;
 
 /** A fresh PGlite data folder: a copy of one migrated once per test file (PGlite's first start runs initdb). */
-export function freshPgliteDir(): string {
+export async function freshPgliteDir(): Promise<string> {
   if (pgliteTemplate === undefined) {
     const dir = join(makeTempDir('toolseal-pglite-'), 'template');
-    openPostgresStore({ url: `pglite:${dir}` }).close();
+    await (await openPostgresStore({ url: `pglite:${dir}` })).close();
     pgliteTemplate = dir;
   }
   const copy = join(makeTempDir('toolseal-pglite-'), 'data');
@@ -132,10 +132,10 @@ const pgliteBackend: StoreBackend = {
   name: 'pglite',
   dialect: 'postgres',
   open: async () => {
-    const dir = freshPgliteDir();
-    const store = openPostgresStore({ url: `pglite:${dir}` });
+    const dir = await freshPgliteDir();
+    const store = await openPostgresStore({ url: `pglite:${dir}` });
     const cleanup = async (): Promise<void> => {
-      store.close();
+      await store.close();
       rmSync(dir, { recursive: true, force: true }); // ~40 MB each
     };
     return { store, raw: rawSqlOf(store, 'postgres'), location: undefined, cleanup };
