@@ -261,3 +261,28 @@ describe('CORS', () => {
     env.close();
   });
 });
+
+describe('methods', () => {
+  it('another method on a /v0.1 route is 405 METHOD_NOT_ALLOWED with Allow (RFC 9110 §15.5.6), never 404; HEAD answers', async () => {
+    const env = await setup();
+    for (const path of [
+      '/v0.1/servers',
+      `/v0.1/servers/${encodeURIComponent(WEATHER)}/versions`,
+      officialVersionPath(WEATHER, '2.5.0'),
+      officialVersionPath(WEATHER, 'latest'),
+    ]) {
+      for (const method of ['POST', 'PUT', 'PATCH', 'DELETE']) {
+        const response = await env.app.request(path, { method, body: method === 'DELETE' ? null : '{}' });
+        expect(response.status, `${method} ${path}`).toBe(405);
+        expect(response.headers.get('Allow')).toBe('GET, HEAD, OPTIONS');
+        await expectProblem(response, 'METHOD_NOT_ALLOWED');
+      }
+      const head = await env.app.request(path, { method: 'HEAD' });
+      expect(head.status, `HEAD ${path}`).toBe(200);
+      expect(await head.text()).toBe('');
+    }
+    // Outside /v0.1/servers nothing is mounted: 404, not 405.
+    expect((await env.app.request('/v0.1/publish', { method: 'POST', body: '{}' })).status).toBe(404);
+    env.close();
+  });
+});
