@@ -6,7 +6,7 @@
 // construction: npm runs with `offline` and an empty cache, so npx can only take the copy `npm ci` installed (npx
 // uses a project's installed package when its version is exactly the one asked for); nothing is downloaded.
 
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -82,6 +82,35 @@ describe('guard starts the signed npm package of a real MCP server', () => {
     await registry?.close();
     cleanupTempDirs();
   });
+
+  it('capture --server-json refuses a server.json of another server (INVALID_MANIFEST at /name); nothing is written', async () => {
+    const work = makeTempDir('toolseal-capture-other-');
+    const serverJson = readFileSync(repoPath('test', 'fixtures', 'server-manifests', 'everything.server.json'));
+    writeFileSync(join(work, 'server.json'), serverJson);
+    const refused = await runCli(
+      [
+        'manifest',
+        'capture',
+        '--name',
+        'io.github.modelcontextprotocol/other',
+        '--version',
+        VERSION,
+        '--server-json',
+        'server.json',
+        '-o',
+        'manifest.json',
+        '--',
+        process.execPath,
+        join(packageDir, 'dist', 'index.js'),
+        'stdio',
+      ],
+      { cwd: work, timeoutMs: 60_000 },
+    );
+    expect(refused.code).toBe(1);
+    const last = refused.stderr.trimEnd().split('\n').at(-1)!;
+    expect(JSON.parse(last)).toMatchObject({ code: 'INVALID_MANIFEST', pointer: '/name' });
+    expect(existsSync(join(work, 'manifest.json'))).toBe(false);
+  }, 60_000);
 
   it('an MCP client sees exactly the signed tools of the package guard started, and calls reach it', async () => {
     const env = childEnv({

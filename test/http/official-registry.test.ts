@@ -301,6 +301,7 @@ describe('methods', () => {
         const response = await env.app.request(path, { method, body: method === 'DELETE' ? null : '{}' });
         expect(response.status, `${method} ${path}`).toBe(405);
         expect(response.headers.get('Allow')).toBe('GET, HEAD, OPTIONS');
+        expect(response.headers.get('Access-Control-Allow-Origin')).toBe('*');
         await expectProblem(response, 'METHOD_NOT_ALLOWED');
       }
       const head = await env.app.request(path, { method: 'HEAD' });
