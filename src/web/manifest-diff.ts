@@ -150,14 +150,20 @@ function compareServers(from: ManifestServer | undefined, to: ManifestServer | u
         text: `package ${pkg.identifier} now comes from ${pkg.registryBaseUrl ?? 'the default registry'} (was ${before.registryBaseUrl ?? 'the default registry'})`,
         pointer: `${pointer}/registryBaseUrl`,
       });
+    if (before.identifier !== pkg.identifier)
+      changes.push({
+        direction: 'changed',
+        text: `image ${packageName(pkg)}: ${before.identifier} → ${pkg.identifier}`,
+        pointer: `${pointer}/identifier`,
+      });
     if (before.version !== pkg.version)
       changes.push({
         direction: 'changed',
         text: `package ${pkg.identifier}: version ${before.version ?? '(none)'} → ${pkg.version ?? '(none)'}`,
         pointer: `${pointer}/version`,
       });
-    const { registryBaseUrl: _a, version: _b, ...beforeRest } = before;
-    const { registryBaseUrl: _c, version: _d, ...afterRest } = pkg;
+    const { registryBaseUrl: _a, version: _b, identifier: _e, ...beforeRest } = before;
+    const { registryBaseUrl: _c, version: _d, identifier: _f, ...afterRest } = pkg;
     if (!isSameJson(beforeRest, afterRest))
       changes.push({
         direction: 'changed',
@@ -186,8 +192,13 @@ function remoteKey(remote: ServerRemote): string {
   return `${remote.type} ${remote.url}`;
 }
 
+/** The same package: registry type and identifier; an OCI image by its name (a new digest is a new release of it). */
 function packageKey(pkg: ServerPackage): string {
-  return `${pkg.registryType} ${pkg.identifier}`;
+  return `${pkg.registryType} ${packageName(pkg)}`;
+}
+
+function packageName(pkg: ServerPackage): string {
+  return pkg.registryType === 'oci' ? pkg.identifier.replace(/@sha256:[0-9a-f]+$/, '') : pkg.identifier;
 }
 
 function describeRemote(remote: ServerRemote): string {

@@ -188,6 +188,28 @@ describe('diffManifests: the signed server (issue 27 §5)', () => {
     expect(none.serverFields).toEqual([]);
   });
 
+  it('an OCI image with a new digest is the same image changed; another image is a new package', () => {
+    const image = (identifier: string): ServerPackage => ({
+      registryType: 'oci',
+      identifier,
+      transport: { type: 'stdio' },
+    });
+    const a = `ghcr.io/acme/x@sha256:${'a'.repeat(64)}`;
+    const b = `ghcr.io/acme/x@sha256:${'b'.repeat(64)}`;
+    const diff = diffManifests(
+      withServer('1.0.0', { packages: [image(a)] }),
+      withServer('1.0.1', { packages: [image(b)] }),
+    );
+    expect(diff.server).toEqual([
+      { direction: 'changed', text: `image ghcr.io/acme/x: ${a} → ${b}`, pointer: '/server/packages/0/identifier' },
+    ]);
+    const other = diffManifests(
+      withServer('1.0.0', { packages: [image(a)] }),
+      withServer('1.0.1', { packages: [image(`ghcr.io/evil/x@sha256:${'a'.repeat(64)}`)] }),
+    );
+    expect(other.server.map((change) => change.direction)).toEqual(['wider', 'narrower']);
+  });
+
   it('the same package run otherwise (its arguments) is a change of the package, not a new one', () => {
     const diff = diffManifests(
       withServer('1.0.0', { packages: [npm('1.0.0')] }),
