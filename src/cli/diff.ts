@@ -1,6 +1,6 @@
 // `toolseal diff NAME@A NAME@B`: what changed between two versions, as the web page /ui/diff shows it
-// (src/web/manifest-diff.ts): capability changes first, the widening ones on top, then every changed field of the
-// manifest and of each tool with its RFC 6901 pointer. Both versions are fetched and verified as `toolseal verify` does.
+// (src/web/manifest-diff.ts): the signed server's changes first (issue 27 §5), then capability changes, the widening
+// ones on top, then every changed field of the manifest and of each tool with its RFC 6901 pointer. Both versions are fetched and verified as `toolseal verify` does.
 
 import { parseArgs } from 'node:util';
 import { fetchVerified, lockKey, type FetchedManifest } from '../host/index.ts';
@@ -11,10 +11,11 @@ import { hostCommandOptions, resolveHostTarget, warnIfYanked } from './verify.ts
 
 export const diffUsage = `toolseal diff NAME@A NAME@B [--registry URL] [--json] [--locked] [--lock FILE] [--log-key KEY] [--jwks FILE]
   Fetches and fully verifies both versions (as toolseal verify does) and prints what changed from A to B, as
-  the registry's diff page shows it: capability changes first (wider ones on top: a new host, secret or path,
+  the registry's diff page shows it: when a version signs its server, the server's changes first (a new remote
+  URL or package identifier is wider), then capability changes (wider ones on top: a new host, secret or path,
   a higher money ceiling, a declaration dropped), then every changed manifest field and tool (added, removed,
   changed with every field's JSON pointer, before and after). --json prints one JSON object
-  {name, from, to, diff: {capabilities, manifest, tools}}. Exit 0 whatever the changes.`;
+  {name, from, to, diff: {server, serverFields, manifest, tools, capabilities}}. Exit 0 whatever the changes.`;
 
 export async function runDiffCommand(args: string[]): Promise<ExitCode> {
   const { values, positionals } = parseArgs({
@@ -54,7 +55,15 @@ function formatDiff(from: FetchedManifest, to: FetchedManifest, diff: ManifestDi
     from.name === to.name
       ? `${to.name}: ${from.version} → ${to.version}`
       : `${lockKey(from.name, from.version)} → ${lockKey(to.name, to.version)}`;
-  const lines = [title, describeSide('from', from), describeSide('to', to), '', 'Capability changes'];
+  const lines = [title, describeSide('from', from), describeSide('to', to)];
+  if (from.manifest.server !== undefined || to.manifest.server !== undefined) {
+    lines.push('', 'Signed server');
+    if (diff.server.length === 0) lines.push('  no change: the same packages and remotes');
+    for (const change of diff.server)
+      lines.push(`  ${change.direction.toUpperCase().padEnd(8)} ${oneLine(change.text)} (${change.pointer})`);
+    lines.push(...formatChanges(diff.serverFields));
+  }
+  lines.push('', 'Capability changes');
   if (diff.capabilities.length === 0) lines.push('  none: every tool may touch what it could before');
   for (const change of diff.capabilities)
     lines.push(

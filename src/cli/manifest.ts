@@ -5,14 +5,15 @@
 import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { captureManifest } from '../build/index.ts';
+import type { JsonObject } from '../core/json.ts';
 import { captureSourceOptions, captureSourceUsage, readCaptureSource } from './capture-options.ts';
 import { UsageError, writeStdout, type ExitCode } from './output.ts';
 import { manifestBuildUsage, runManifestBuildCommand } from './manifest-build.ts';
 import { manifestFromServerJsonUsage, runManifestFromServerJsonCommand } from './manifest-from-server-json.ts';
 import { readUserFile, withUserFile } from './user-files.ts';
 
-export const manifestUsage = `toolseal manifest capture --name NAME --version V [-o FILE] [--base FILE] -- COMMAND [ARGS...]
-toolseal manifest capture --name NAME --version V [-o FILE] [--base FILE] --url URL [--header 'Name: value']...
+export const manifestUsage = `toolseal manifest capture --name NAME --version V [-o FILE] [--base FILE] [--server-json FILE] -- COMMAND [ARGS...]
+toolseal manifest capture --name NAME --version V [-o FILE] [--base FILE] [--server-json FILE] --url URL [--header 'Name: value']...
   Connects to the MCP server (COMMAND started over stdio, or the Streamable HTTP endpoint URL) as a full
   client, lists its tools (every page of tools/list, once the list has settled) and writes the manifest
   draft {name, version, tools} as 2-space JSON to FILE (or stdout). Every Tool field the server sends is
@@ -22,6 +23,9 @@ toolseal manifest capture --name NAME --version V [-o FILE] [--base FILE] --url 
                 (money included) and approval carry over; tools added since get none (add them). Every tool
                 added, removed or changed is reported: {"base": {from, added, removed, changed, carried,
                 capabilities}} (on stderr when the draft goes to stdout).
+  --server-json FILE  the vendor's server.json (same name and version): its packages, remotes, repository,
+                websiteUrl, title and icons become the signed "server" member (checked against the official
+                server.json schema: exact versions, pinned OCI digests), as manifest build --server-json does.
 ${captureSourceUsage}
   With -o, prints one JSON object {file, name, version, tools, digest, renamedTools[, base]}. FILE is relative
   to the folder the command was run from.
@@ -49,6 +53,7 @@ export async function runManifestCommand(args: string[]): Promise<ExitCode> {
       version: { type: 'string' },
       output: { type: 'string', short: 'o' },
       base: { type: 'string' },
+      'server-json': { type: 'string' },
       ...captureSourceOptions,
     },
     allowPositionals: true,
@@ -60,17 +65,24 @@ export async function runManifestCommand(args: string[]): Promise<ExitCode> {
   const source = readCaptureSource(values, command);
   const output = values.output;
   const base = values.base === undefined ? undefined : await readUserFile(values.base, '--base');
+  const serverJson =
+    values['server-json'] === undefined ? undefined : await readUserFile(values['server-json'], '--server-json');
 
-  const {
-    text,
-    result,
-    base: changes,
-  } = await captureManifest({
+  const captured = await captureManifest({
     name: values.name,
     version: values.version,
     ...source,
     ...(base === undefined ? {} : { base }),
   });
+  const changes = captured.base;
+  // The signed server from the vendor's server.json (issue 27 §1), checked by the pipeline with the tools.
+  const { text, result } =
+    serverJson === undefined
+      ? captured
+      : (await import('../build/from-server-json.ts')).attachServerJson(
+          JSON.parse(captured.text) as JsonObject, // the draft as written (our own 2-space JSON)
+          serverJson,
+        );
   if (output === undefined) {
     await writeStdout(text);
     if (changes !== undefined) process.stderr.write(`${JSON.stringify({ base: changes })}\n`);

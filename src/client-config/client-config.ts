@@ -45,8 +45,12 @@ export function formatSignedPackageCommand(pkg: ServerPackage): string[] {
       return ['npx', '-y', ...runtimeArgs, `${pkg.identifier}@${pkg.version}`, ...packageArgs];
     case 'pypi':
       return ['uvx', ...runtimeArgs, `${pkg.identifier}==${pkg.version}`, ...packageArgs];
-    default:
-      return ['docker', 'run', '-i', '--rm', ...runtimeArgs, pkg.identifier, ...packageArgs];
+    default: {
+      // A container sees none of the caller's environment unless named: `-e NAME` passes each signed variable's value
+      // (from guard's environment, where the signed values are set) without writing it on the command line.
+      const env = (pkg.environmentVariables ?? []).flatMap((variable) => ['-e', variable.name]);
+      return ['docker', 'run', '-i', '--rm', ...env, ...runtimeArgs, pkg.identifier, ...packageArgs];
+    }
   }
 }
 

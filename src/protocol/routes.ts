@@ -43,6 +43,9 @@ export const ROUTE_METHODS: readonly (readonly [RegExp, readonly string[]])[] = 
   [/^\/v1\/approvals$/, ['GET', 'HEAD', 'POST']],
   [new RegExp(`^/v1/approvals/${APPROVAL_ID_SOURCE}$`), ['GET', 'HEAD']],
   [new RegExp(`^/v1/approvals/${APPROVAL_ID_SOURCE}/(decision|consume)$`), ['POST']],
+  // The MCP Registry read API (issue 27 §3): read-only, with the CORS preflight (any path below /v0.1/servers is
+  // answered, an unknown name with the official 404 body).
+  [/^\/v0\.1\/servers(\/.+)?$/, ['GET', 'HEAD', 'OPTIONS']],
 ];
 
 /** The methods `path` answers; empty for an unknown path. */

@@ -1,12 +1,14 @@
 // The difference between two versions of a manifest, tool by tool (tools matched by name): every changed field with
 // its RFC 6901 JSON pointer and both values, and the capability changes (docs/manifest-format.md "Capabilities")
 // said in words, the ones that widen what a tool may touch first: a new host, secret or path, a higher ceiling.
-// Pure (no hono): the page (diff-page.tsx), `toolseal diff` and `manifest capture --base` share it.
+// Changes to the signed `server` (issue 27 §5) come apart and first: a new remote URL or package identifier is a
+// capability change (which server the signature names). Pure (no hono): the page (diff-page.tsx), `toolseal diff`
+// and `manifest capture --base` share it.
 
 import type { JsonValue } from '../core/json.ts';
-import { collectFieldChanges, type FieldChange } from '../dispatch/json-changes.ts';
+import { collectFieldChanges, equalJson, type FieldChange } from '../dispatch/json-changes.ts';
 import { formatPointer } from '../core/json-pointer.ts';
-import type { Manifest } from '../pipeline/index.ts';
+import type { Manifest, ManifestServer, ServerPackage, ServerRemote } from '../pipeline/index.ts';
 import { describeHost, formatMinorAmount, type ToolCapabilities } from './capability-words.ts';
 
 export type { FieldChange } from '../dispatch/json-changes.ts';
@@ -29,8 +31,24 @@ export interface CapabilityChange {
   pointer: string;
 }
 
+/**
+ * A change to the signed `server` in words. `wider`: the signature now names a server it did not (a new remote URL, a
+ * new package, another package registry) or no server at all; `changed`: the same package or remote, run or reached
+ * otherwise (its version, digest, arguments, environment, transport, headers) or another repository; `narrower`: a
+ * remote or package dropped, or a server signed where there was none.
+ */
+export interface ServerChange {
+  direction: 'wider' | 'changed' | 'narrower';
+  text: string;
+  pointer: string;
+}
+
 export interface ManifestDiff {
-  /** Manifest-level fields (the version itself left out). */
+  /** The signed server's changes in words, wider first, then changed, then narrower (shown before everything else). */
+  server: ServerChange[];
+  /** Every changed field under `/server`, with its pointer. */
+  serverFields: FieldChange[];
+  /** Manifest-level fields (the version itself and `/server` left out). */
   manifest: FieldChange[];
   tools: ToolDiff[];
   /** Wider changes first, then narrower ones, each in tool order. */
@@ -40,9 +58,20 @@ export interface ManifestDiff {
 /** Compare `from` (the older version) with `to`. */
 export function diffManifests(from: Manifest, to: Manifest): ManifestDiff {
   const manifest: FieldChange[] = [];
-  const { tools: fromTools, version: _fromVersion, ...fromRest } = from;
-  const { tools: toTools, version: _toVersion, ...toRest } = to;
+  const serverFields: FieldChange[] = [];
+  const { tools: fromTools, version: _fromVersion, server: fromServer, ...fromRest } = from;
+  const { tools: toTools, version: _toVersion, server: toServer, ...toRest } = to;
   collectFieldChanges(fromRest as unknown as JsonValue, toRest as unknown as JsonValue, [], manifest);
+  if (fromServer === undefined || toServer === undefined) {
+    if (fromServer !== toServer)
+      serverFields.push({
+        pointer: '/server',
+        before: fromServer as unknown as JsonValue | undefined,
+        after: toServer as unknown as JsonValue | undefined,
+      });
+  } else {
+    collectFieldChanges(fromServer as unknown as JsonValue, toServer as unknown as JsonValue, ['server'], serverFields);
+  }
   const tools: ToolDiff[] = [];
   const capabilities: CapabilityChange[] = [];
   toTools.forEach((tool, index) => {
@@ -63,7 +92,130 @@ export function diffManifests(from: Manifest, to: Manifest): ManifestDiff {
     capabilities.push({ tool: tool.name, direction: 'narrower', text: 'tool removed', pointer });
   });
   const wider = capabilities.filter((change) => change.direction === 'wider');
-  return { manifest, tools, capabilities: [...wider, ...capabilities.filter((c) => c.direction === 'narrower')] };
+  return {
+    server: compareServers(fromServer, toServer),
+    serverFields,
+    manifest,
+    tools,
+    capabilities: [...wider, ...capabilities.filter((c) => c.direction === 'narrower')],
+  };
+}
+
+const SERVER_DIRECTIONS: readonly ServerChange['direction'][] = ['wider', 'changed', 'narrower'];
+
+/** The signed server's changes in words: remotes by type and URL, packages by registry type and identifier. */
+function compareServers(from: ManifestServer | undefined, to: ManifestServer | undefined): ServerChange[] {
+  if (from === undefined && to === undefined) return [];
+  if (to === undefined)
+    return [
+      { direction: 'wider', text: 'no longer signs its server: any command or URL may run it', pointer: '/server' },
+    ];
+  if (from === undefined)
+    return [{ direction: 'narrower', text: `now signs its server (${describeServer(to)})`, pointer: '/server' }];
+  const changes: ServerChange[] = [];
+  const oldRemotes = from.remotes ?? [];
+  const newRemotes = to.remotes ?? [];
+  newRemotes.forEach((remote, index) => {
+    const pointer = formatPointer(['server', 'remotes', index]);
+    const before = oldRemotes.find((candidate) => remoteKey(candidate) === remoteKey(remote));
+    if (before === undefined)
+      changes.push({ direction: 'wider', text: `new remote: ${describeRemote(remote)}`, pointer });
+    else if (!isSameJson(before, remote))
+      changes.push({
+        direction: 'changed',
+        text: `remote ${describeRemote(remote)}: headers or variables changed`,
+        pointer,
+      });
+  });
+  oldRemotes.forEach((remote, index) => {
+    if (!newRemotes.some((candidate) => remoteKey(candidate) === remoteKey(remote)))
+      changes.push({
+        direction: 'narrower',
+        text: `remote dropped: ${describeRemote(remote)}`,
+        pointer: formatPointer(['server', 'remotes', index]),
+      });
+  });
+  const oldPackages = from.packages ?? [];
+  const newPackages = to.packages ?? [];
+  newPackages.forEach((pkg, index) => {
+    const pointer = formatPointer(['server', 'packages', index]);
+    const before = oldPackages.find((candidate) => packageKey(candidate) === packageKey(pkg));
+    if (before === undefined) {
+      changes.push({ direction: 'wider', text: `new package: ${describePackage(pkg)}`, pointer });
+      return;
+    }
+    if ((before.registryBaseUrl ?? '') !== (pkg.registryBaseUrl ?? ''))
+      changes.push({
+        direction: 'wider',
+        text: `package ${pkg.identifier} now comes from ${pkg.registryBaseUrl ?? 'the default registry'} (was ${before.registryBaseUrl ?? 'the default registry'})`,
+        pointer: `${pointer}/registryBaseUrl`,
+      });
+    if (before.identifier !== pkg.identifier)
+      changes.push({
+        direction: 'changed',
+        text: `image ${packageName(pkg)}: ${before.identifier} → ${pkg.identifier}`,
+        pointer: `${pointer}/identifier`,
+      });
+    if (before.version !== pkg.version)
+      changes.push({
+        direction: 'changed',
+        text: `package ${pkg.identifier}: version ${before.version ?? '(none)'} → ${pkg.version ?? '(none)'}`,
+        pointer: `${pointer}/version`,
+      });
+    const { registryBaseUrl: _a, version: _b, identifier: _e, ...beforeRest } = before;
+    const { registryBaseUrl: _c, version: _d, identifier: _f, ...afterRest } = pkg;
+    if (!isSameJson(beforeRest, afterRest))
+      changes.push({
+        direction: 'changed',
+        text: `package ${pkg.identifier}: how it is run changed (file digest, arguments, environment or transport)`,
+        pointer,
+      });
+  });
+  oldPackages.forEach((pkg, index) => {
+    if (!newPackages.some((candidate) => packageKey(candidate) === packageKey(pkg)))
+      changes.push({
+        direction: 'narrower',
+        text: `package dropped: ${describePackage(pkg)}`,
+        pointer: formatPointer(['server', 'packages', index]),
+      });
+  });
+  if (!isSameJson(from.repository ?? null, to.repository ?? null))
+    changes.push({
+      direction: 'changed',
+      text: `repository ${from.repository?.url ?? '(none)'} → ${to.repository?.url ?? '(none)'}`,
+      pointer: '/server/repository',
+    });
+  return SERVER_DIRECTIONS.flatMap((direction) => changes.filter((change) => change.direction === direction));
+}
+
+function remoteKey(remote: ServerRemote): string {
+  return `${remote.type} ${remote.url}`;
+}
+
+/** The same package: registry type and identifier; an OCI image by its name (a new digest is a new release of it). */
+function packageKey(pkg: ServerPackage): string {
+  return `${pkg.registryType} ${packageName(pkg)}`;
+}
+
+function packageName(pkg: ServerPackage): string {
+  return pkg.registryType === 'oci' ? pkg.identifier.replace(/@sha256:[0-9a-f]+$/, '') : pkg.identifier;
+}
+
+function describeRemote(remote: ServerRemote): string {
+  return `${remote.type} ${remote.url}`;
+}
+
+function describePackage(pkg: ServerPackage): string {
+  return `${pkg.registryType} ${pkg.identifier}${pkg.version === undefined ? '' : ` ${pkg.version}`}`;
+}
+
+function describeServer(server: ManifestServer): string {
+  const parts = [...(server.packages ?? []).map(describePackage), ...(server.remotes ?? []).map(describeRemote)];
+  return parts.length === 0 ? 'no package or remote' : parts.join(', ');
+}
+
+function isSameJson(a: unknown, b: unknown): boolean {
+  return equalJson(a as JsonValue, b as JsonValue);
 }
 
 /** The list areas of a declaration: where they live, and each item in words. */

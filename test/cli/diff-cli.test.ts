@@ -128,6 +128,41 @@ describe('toolseal diff', () => {
     expect(tools).toContain('  removed   "delete_note" (/tools/2)');
   });
 
+  it('the signed server comes first: a new remote is WIDER, another package version CHANGED, every /server field', async () => {
+    const npm = { registryType: 'npm', identifier: '@acme/notes-mcp', transport: { type: 'stdio' } };
+    const signedOlder = { ...newer, version: '1.2.0', server: { packages: [{ ...npm, version: '1.2.0' }] } };
+    const signedNewer = {
+      ...newer,
+      version: '1.3.0',
+      server: {
+        packages: [{ ...npm, version: '1.3.0' }],
+        remotes: [{ type: 'streamable-http', url: 'https://notes.example/mcp' }],
+      },
+    };
+    await registry.publish(Buffer.from(JSON.stringify(signedOlder)));
+    await registry.publish(Buffer.from(JSON.stringify(signedNewer)));
+    const result = await runToolseal([
+      'diff',
+      `${FIXTURE_MANIFEST_NAME}@1.2.0`,
+      `${FIXTURE_MANIFEST_NAME}@1.3.0`,
+      '--registry',
+      registry.url,
+    ]);
+    expect(result.code, result.stderr).toBe(0);
+    const lines = result.stdout.trimEnd().split('\n');
+    expect(lines.slice(4, lines.indexOf('', 4))).toEqual([
+      'Signed server',
+      '  WIDER    new remote: streamable-http https://notes.example/mcp (/server/remotes/0)',
+      '  CHANGED  package @acme/notes-mcp: version 1.2.0 → 1.3.0 (/server/packages/0/version)',
+      '  /server/packages/0/version: "1.2.0" → "1.3.0"',
+      '  /server/remotes: (absent) → [{"type":"streamable-http","url":"https://notes.example/mcp"}]',
+    ]);
+    expect(lines.indexOf('Capability changes')).toBeGreaterThan(lines.indexOf('Signed server'));
+    // Versions without a server member print no server section (the 1.0.0 → 1.1.0 text test above).
+    const plain = await diff();
+    expect(plain.stdout).not.toContain('Signed server');
+  });
+
   it('a version that does not verify is a refusal; usage errors are exit 2', async () => {
     const missing = await runToolseal([
       'diff',

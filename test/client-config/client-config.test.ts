@@ -61,6 +61,8 @@ describe('signed package commands', () => {
       'run',
       '-i',
       '--rm',
+      '-e',
+      'WEATHER_API_KEY',
       '--network',
       'bridge',
       image.identifier,

@@ -158,6 +158,32 @@ describe('GET /v0.1/servers', () => {
   });
 });
 
+describe('include_deleted', () => {
+  it('changes no answer: nothing is ever deleted here, and a yanked version is listed as deprecated either way', async () => {
+    const env = await setup();
+    for (const path of [
+      '/v0.1/servers',
+      '/v0.1/servers?limit=2',
+      `/v0.1/servers?updated_since=${encodeURIComponent('2000-01-01T00:00:00Z')}`,
+      `/v0.1/servers/${encodeURIComponent(WEATHER)}/versions`,
+      officialVersionPath(WEATHER, '3.0.0'),
+      officialVersionPath(WEATHER, 'latest'),
+    ]) {
+      const join = path.includes('?') ? '&' : '?';
+      const plain = JSON.stringify(await getJson(env, path));
+      expect(JSON.stringify(await getJson(env, `${path}${join}include_deleted=false`)), path).toBe(plain);
+      expect(JSON.stringify(await getJson(env, `${path}${join}include_deleted=true`)), path).toBe(plain);
+    }
+    const yanked = (await getJson(env, `${officialVersionPath(WEATHER, '3.0.0')}?include_deleted=false`)) as {
+      _meta: Record<string, Json>;
+    };
+    expect(yanked._meta[OFFICIAL_META_KEY]!['status']).toBe('deprecated');
+    const list = (await getJson(env, '/v0.1/servers?include_deleted=false')) as ServerList;
+    expect(list.servers.map((entry) => entry._meta[OFFICIAL_META_KEY]!['status'])).toContain('deprecated');
+    env.close();
+  });
+});
+
 describe('GET /v0.1/servers/{serverName}/versions[/{version}]', () => {
   it('lists every version of a server, newest publication first, the yanked one deprecated', async () => {
     const env = await setup();
@@ -259,5 +285,31 @@ describe('CORS', () => {
     // The /v1 API is not opened to browsers by this.
     expect((await env.app.request('/v1/manifests')).headers.get('Access-Control-Allow-Origin')).toBeNull();
     await env.close();
+  });
+});
+
+describe('methods', () => {
+  it('another method on a /v0.1 route is 405 METHOD_NOT_ALLOWED with Allow (RFC 9110 §15.5.6), never 404; HEAD answers', async () => {
+    const env = await setup();
+    for (const path of [
+      '/v0.1/servers',
+      `/v0.1/servers/${encodeURIComponent(WEATHER)}/versions`,
+      officialVersionPath(WEATHER, '2.5.0'),
+      officialVersionPath(WEATHER, 'latest'),
+    ]) {
+      for (const method of ['POST', 'PUT', 'PATCH', 'DELETE']) {
+        const response = await env.app.request(path, { method, body: method === 'DELETE' ? null : '{}' });
+        expect(response.status, `${method} ${path}`).toBe(405);
+        expect(response.headers.get('Allow')).toBe('GET, HEAD, OPTIONS');
+        expect(response.headers.get('Access-Control-Allow-Origin')).toBe('*');
+        await expectProblem(response, 'METHOD_NOT_ALLOWED');
+      }
+      const head = await env.app.request(path, { method: 'HEAD' });
+      expect(head.status, `HEAD ${path}`).toBe(200);
+      expect(await head.text()).toBe('');
+    }
+    // Outside /v0.1/servers nothing is mounted: 404, not 405.
+    expect((await env.app.request('/v0.1/publish', { method: 'POST', body: '{}' })).status).toBe(404);
+    env.close();
   });
 });

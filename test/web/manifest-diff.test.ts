@@ -2,7 +2,7 @@
 // capability changes in words, widening ones first.
 
 import { describe, expect, it } from 'vitest';
-import type { Manifest } from '../../src/pipeline/index.ts';
+import type { Manifest, ManifestServer, ServerPackage } from '../../src/pipeline/index.ts';
 import { diffManifests } from '../../src/web/manifest-diff.ts';
 
 type Tool = Manifest['tools'][number];
@@ -106,6 +106,123 @@ describe('diffManifests', () => {
       'wider new: new tool: moves up to 1.500 BHD per call',
       'wider bare: new tool that declares no capabilities (unknown)',
       'narrower old: tool removed',
+    ]);
+  });
+});
+
+describe('diffManifests: the signed server (issue 27 §5)', () => {
+  const npm = (version: string, extra: Partial<ServerPackage> = {}): ServerPackage => ({
+    registryType: 'npm',
+    identifier: '@acme/x-mcp',
+    version,
+    transport: { type: 'stdio' },
+    ...extra,
+  });
+  const withServer = (version: string, server: ManifestServer | undefined): Manifest => ({
+    ...manifest(version, [tool('a')]),
+    ...(server === undefined ? {} : { server }),
+  });
+
+  it('a new remote URL or package identifier is wider, listed before changes and drops; /server apart from the manifest', () => {
+    const diff = diffManifests(
+      withServer('1.0.0', {
+        packages: [
+          npm('1.0.0'),
+          { registryType: 'pypi', identifier: 'acme-x', version: '1.0.0', transport: { type: 'stdio' } },
+        ],
+        remotes: [{ type: 'streamable-http', url: 'https://x.acme.example/mcp' }],
+        repository: { url: 'https://github.com/acme/x', source: 'github' },
+      }),
+      withServer('1.1.0', {
+        packages: [
+          npm('1.1.0', { registryBaseUrl: 'https://npm.evil.example' }),
+          { registryType: 'npm', identifier: '@evil/x-mcp', version: '1.0.0', transport: { type: 'stdio' } },
+        ],
+        remotes: [
+          { type: 'streamable-http', url: 'https://x.acme.example/mcp', headers: [{ name: 'X-Key', isSecret: true }] },
+          { type: 'sse', url: 'https://collect.evil.example/sse' },
+        ],
+        repository: { url: 'https://github.com/evil/x', source: 'github' },
+      }),
+    );
+    expect(diff.server.map((c) => `${c.direction} ${c.pointer}: ${c.text}`)).toEqual([
+      'wider /server/remotes/1: new remote: sse https://collect.evil.example/sse',
+      'wider /server/packages/0/registryBaseUrl: package @acme/x-mcp now comes from https://npm.evil.example (was the default registry)',
+      'wider /server/packages/1: new package: npm @evil/x-mcp 1.0.0',
+      'changed /server/remotes/0: remote streamable-http https://x.acme.example/mcp: headers or variables changed',
+      'changed /server/packages/0/version: package @acme/x-mcp: version 1.0.0 → 1.1.0',
+      'changed /server/repository: repository https://github.com/acme/x → https://github.com/evil/x',
+      'narrower /server/packages/1: package dropped: pypi acme-x 1.0.0',
+    ]);
+    expect(diff.serverFields).toContainEqual({
+      pointer: '/server/packages/0/version',
+      before: '1.0.0',
+      after: '1.1.0',
+    });
+    expect(diff.serverFields).toContainEqual({
+      pointer: '/server/repository/url',
+      before: 'https://github.com/acme/x',
+      after: 'https://github.com/evil/x',
+    });
+    expect(diff.serverFields.every((change) => change.pointer.startsWith('/server/'))).toBe(true);
+    expect(diff.manifest).toEqual([]);
+    expect(diff.capabilities).toEqual([]);
+  });
+
+  it('dropping the signed server is wider, signing one narrower; no server on either side: nothing', () => {
+    const server: ManifestServer = { packages: [npm('1.0.0')] };
+    const dropped = diffManifests(withServer('1.0.0', server), withServer('1.0.1', undefined));
+    expect(dropped.server).toEqual([
+      { direction: 'wider', text: 'no longer signs its server: any command or URL may run it', pointer: '/server' },
+    ]);
+    expect(dropped.serverFields).toEqual([{ pointer: '/server', before: server, after: undefined }]);
+    const signed = diffManifests(withServer('1.0.0', undefined), withServer('1.0.1', server));
+    expect(signed.server).toEqual([
+      { direction: 'narrower', text: 'now signs its server (npm @acme/x-mcp 1.0.0)', pointer: '/server' },
+    ]);
+    const same = diffManifests(withServer('1.0.0', server), withServer('1.0.1', structuredClone(server)));
+    expect(same.server).toEqual([]);
+    expect(same.serverFields).toEqual([]);
+    const none = diffManifests(withServer('1.0.0', undefined), withServer('1.0.1', undefined));
+    expect(none.server).toEqual([]);
+    expect(none.serverFields).toEqual([]);
+  });
+
+  it('an OCI image with a new digest is the same image changed; another image is a new package', () => {
+    const image = (identifier: string): ServerPackage => ({
+      registryType: 'oci',
+      identifier,
+      transport: { type: 'stdio' },
+    });
+    const a = `ghcr.io/acme/x@sha256:${'a'.repeat(64)}`;
+    const b = `ghcr.io/acme/x@sha256:${'b'.repeat(64)}`;
+    const diff = diffManifests(
+      withServer('1.0.0', { packages: [image(a)] }),
+      withServer('1.0.1', { packages: [image(b)] }),
+    );
+    expect(diff.server).toEqual([
+      { direction: 'changed', text: `image ghcr.io/acme/x: ${a} → ${b}`, pointer: '/server/packages/0/identifier' },
+    ]);
+    const other = diffManifests(
+      withServer('1.0.0', { packages: [image(a)] }),
+      withServer('1.0.1', { packages: [image(`ghcr.io/evil/x@sha256:${'a'.repeat(64)}`)] }),
+    );
+    expect(other.server.map((change) => change.direction)).toEqual(['wider', 'narrower']);
+  });
+
+  it('the same package run otherwise (its arguments) is a change of the package, not a new one', () => {
+    const diff = diffManifests(
+      withServer('1.0.0', { packages: [npm('1.0.0')] }),
+      withServer('1.0.1', {
+        packages: [npm('1.0.0', { packageArguments: [{ type: 'positional', value: '--unsafe' }] })],
+      }),
+    );
+    expect(diff.server).toEqual([
+      {
+        direction: 'changed',
+        text: 'package @acme/x-mcp: how it is run changed (file digest, arguments, environment or transport)',
+        pointer: '/server/packages/0',
+      },
     ]);
   });
 });

@@ -42,3 +42,44 @@ describe('version page: the signed server', () => {
     await env.close();
   });
 });
+
+describe('diff page: the signed server first', () => {
+  it('shows the server changes (a new remote, another package version) before the capability changes, escaped', async () => {
+    const env = await createTestEnv();
+    const mcp = await env.addPublisher('io.github.modelcontextprotocol');
+    const older = JSON.parse(fixtureText('everything-npm.json')) as {
+      version: string;
+      server: { packages: { version: string; identifier: string }[]; remotes?: unknown[] };
+    };
+    expect((await postManifest(env.app, utf8(JSON.stringify(older)), mcp)).status).toBe(201);
+    const newer = structuredClone(older);
+    newer.version = '2026.9.1';
+    newer.server.packages[0]!.version = '2026.9.1';
+    newer.server.remotes = [{ type: 'streamable-http', url: 'https://mcp.example.com/<x>/mcp' }];
+    expect((await postManifest(env.app, utf8(JSON.stringify(newer)), mcp)).status).toBe(201);
+
+    const page = await (
+      await env.app.request('/ui/diff/io.github.modelcontextprotocol/everything/2026.8.31/2026.9.1')
+    ).text();
+    const server = page.indexOf('data-section="server"');
+    expect(server).toBeGreaterThan(0);
+    expect(server).toBeLessThan(page.indexOf('data-section="capabilities"'));
+    expect(page).toContain(
+      '<li class="wider" data-direction="wider"><strong>Wider</strong> — new remote: streamable-http https://mcp.example.com/&lt;x&gt;/mcp',
+    );
+    expect(page).toContain('package @modelcontextprotocol/server-everything: version 2026.8.31 → 2026.9.1');
+    expect(page).toContain('data-pointer="/server/packages/0/version"');
+    expect(page).not.toContain('/&lt;x&gt;/mcp" ');
+    expect(page).not.toContain('<x>');
+
+    // Two versions of a manifest without a server: no server section at all.
+    expect((await postManifest(env.app, manifestBytes(), env.token)).status).toBe(201);
+    const bumped = JSON.parse(Buffer.from(manifestBytes()).toString('utf8')) as { version: string };
+    bumped.version = '1.0.1';
+    expect((await postManifest(env.app, utf8(JSON.stringify(bumped)), env.token)).status).toBe(201);
+    const plain = await (await env.app.request('/ui/diff/io.github.acme/widgets/1.0.0/1.0.1')).text();
+    expect(plain).toContain('data-section="capabilities"');
+    expect(plain).not.toContain('data-section="server"');
+    env.close();
+  });
+});

@@ -1,7 +1,9 @@
 // Guard checks the server it is given against the manifest's signed `server` member (issue 27 §2): an upstream URL
 // must be one of the signed remotes (WHATWG URL normalisation; a declared `{variable}` of server.json's remote
 // `variables` matches exactly one host label or one path segment), and a stdio command must run the signed package
-// (identifier and exact version: `npx -y id@ver`, `uvx id==ver`, `docker run … image`). Pure; SERVER_NOT_SIGNED.
+// (identifier and exact version: `npx -y id@ver`, `uvx id==ver`, `docker run … image`; an npx `--registry` or uvx
+// index option must name the signed registryBaseUrl, or the runtime's default when none is signed). Pure;
+// SERVER_NOT_SIGNED.
 
 import { ToolsealError } from '../../core/errors.ts';
 import type { ManifestServer, ServerPackage, ServerRemote } from '../../pipeline/index.ts';
@@ -66,15 +68,29 @@ function composePattern(text: string, placeholders: readonly string[], wildcard:
   return new RegExp(`^${source}$`);
 }
 
-/** The package spec a runtime is given for a signed package, and the runtime that takes it. */
-function describeSignedPackage(pkg: ServerPackage): { runtime: string; spec: string } | undefined {
+interface SignedRun {
+  runtime: string;
+  spec: string;
+  /** The package registries a command may name (`--registry`, `--index-url`…), without a trailing slash. */
+  registries: readonly string[];
+}
+
+/** The package spec a runtime is given for a signed package, the runtime that takes it and where it may come from. */
+function describeSignedPackage(pkg: ServerPackage): SignedRun | undefined {
+  const base = pkg.registryBaseUrl?.replace(/\/+$/, '');
   switch (pkg.registryType) {
     case 'npm':
-      return { runtime: 'npx', spec: `${pkg.identifier}@${pkg.version}` };
-    case 'pypi':
-      return { runtime: 'uvx', spec: `${pkg.identifier}==${pkg.version}` };
+      return {
+        runtime: 'npx',
+        spec: `${pkg.identifier}@${pkg.version}`,
+        registries: [base ?? 'https://registry.npmjs.org'],
+      };
+    case 'pypi': {
+      const index = base ?? 'https://pypi.org';
+      return { runtime: 'uvx', spec: `${pkg.identifier}==${pkg.version}`, registries: [index, `${index}/simple`] };
+    }
     case 'oci':
-      return { runtime: 'docker', spec: pkg.identifier };
+      return { runtime: 'docker', spec: pkg.identifier, registries: [] };
     default:
       return undefined;
   }
@@ -83,7 +99,7 @@ function describeSignedPackage(pkg: ServerPackage): { runtime: string; spec: str
 /** npx/uvx options that take the next argument as a value, and those that choose what runs (always refused). */
 const VALUE_OPTIONS: Record<string, ReadonlySet<string>> = {
   npx: new Set(['--cache', '--userconfig', '--registry']),
-  uvx: new Set(['--python', '-p', '--index-url', '--index', '--default-index', '--cache-dir']),
+  uvx: new Set(['--python', '-p', '--index-url', '-i', '--index', '--default-index', '--cache-dir']),
   docker: new Set([
     '-e',
     '--env',
@@ -109,16 +125,30 @@ const VALUE_OPTIONS: Record<string, ReadonlySet<string>> = {
     '--pull',
   ]),
 };
+/** Options whose value chooses the package registry: it must be one the signed package names (SignedRun.registries). */
+const REGISTRY_OPTIONS: Record<string, ReadonlySet<string>> = {
+  npx: new Set(['--registry']),
+  uvx: new Set(['--index-url', '-i', '--index', '--default-index']),
+  docker: new Set(),
+};
 const OTHER_PACKAGE_OPTIONS: Record<string, ReadonlySet<string>> = {
   npx: new Set(['-p', '--package', '-c', '--call']),
   uvx: new Set(['--from', '--with', '--with-requirements', '--with-editable']),
   docker: new Set(['--entrypoint']),
 };
 
-/** The first argument that is not an option (skipping option values), for `runtime`; undefined when another package is named. */
-function selectPackageArgument(runtime: string, args: readonly string[]): string | undefined {
+/**
+ * The first argument that is not an option (skipping option values), for `runtime`, and the registries its options
+ * name before it; undefined when another package is named.
+ */
+function selectPackageArgument(
+  runtime: string,
+  args: readonly string[],
+): { spec: string; registries: string[] } | undefined {
   const takesValue = VALUE_OPTIONS[runtime]!;
   const otherPackage = OTHER_PACKAGE_OPTIONS[runtime]!;
+  const registryOptions = REGISTRY_OPTIONS[runtime]!;
+  const registries: string[] = [];
   let rest = args;
   if (runtime === 'docker') {
     if (rest[0] !== 'run') return undefined;
@@ -128,11 +158,21 @@ function selectPackageArgument(runtime: string, args: readonly string[]): string
     const arg = rest[i]!;
     const option = arg.split('=', 1)[0]!;
     if (otherPackage.has(option)) return undefined;
-    if (arg === '--') return rest[i + 1];
-    if (!arg.startsWith('-')) return arg;
+    if (arg === '--') return rest[i + 1] === undefined ? undefined : { spec: rest[i + 1]!, registries };
+    if (!arg.startsWith('-')) return { spec: arg, registries };
+    if (registryOptions.has(option))
+      registries.push(option === arg ? (rest[i + 1] ?? '') : arg.slice(option.length + 1));
     if (takesValue.has(arg)) i++;
   }
   return undefined;
+}
+
+/** Whether `command`'s package argument is the signed spec and every registry it names is one the package allows. */
+function runsSignedPackage(pkg: SignedRun, runtime: string, args: readonly string[]): boolean {
+  if (pkg.runtime !== runtime) return false;
+  const given = selectPackageArgument(runtime, args);
+  if (given === undefined || given.spec !== pkg.spec) return false;
+  return given.registries.every((registry) => pkg.registries.includes(registry.replace(/\/+$/, '')));
 }
 
 /** `npx` for `/usr/bin/npx`, `npx.cmd` or `NPX.EXE`. */
@@ -154,7 +194,7 @@ export function assertCommandSigned(
   if (server === undefined || allowUnsigned) return;
   const runtime = readRuntimeName(command);
   const signed = (server.packages ?? []).flatMap((pkg) => describeSignedPackage(pkg) ?? []);
-  if (signed.some((pkg) => pkg.runtime === runtime && selectPackageArgument(runtime, args) === pkg.spec)) return;
+  if (signed.some((pkg) => runsSignedPackage(pkg, runtime, args))) return;
   throw new ToolsealError(
     'SERVER_NOT_SIGNED',
     signed.length === 0

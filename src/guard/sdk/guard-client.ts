@@ -8,7 +8,8 @@
 // first when no complete tools/list has been checked since the session began or the server's last list_changed.
 // Every call's arguments are checked against the signed tool before it is sent (a refusal is returned as the tool
 // result the model reads: isError, `_meta["io.toolseal/refusal"]` with the code); with a `policy` and a `hostToken` (issue 13 §4), a call that needs approval is answered with a tool
-// result (isError, `_meta["io.toolseal/approval"]`) until an operator approves that exact call.
+// result (isError, `_meta["io.toolseal/approval"]`) until an operator approves that exact call. With `upstream` (issue
+// 27 §2), the URL the host will connect to must be one of the remotes the manifest signs (SERVER_NOT_SIGNED otherwise).
 
 import { EventEmitter } from 'node:events';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -23,6 +24,7 @@ import { parseManifestRef } from '../../protocol/manifest-ref.ts';
 import { fetchVerified, type FetchedManifest, type FetchVerifiedOptions } from '../../verify/index.ts';
 import type { ApprovalEvent, ApprovalsPort, CallGate } from '../core/call-gate.ts';
 import { composeGuard } from '../core/compose-guard.ts';
+import { assertUpstreamSigned } from '../core/signed-server.ts';
 import { GUARD_CALL_REFUSED_CODE, type GuardFinding } from '../core/guard-types.ts';
 import { GuardedTransport } from './guarded-transport.ts';
 import type { GuardPolicy } from '../core/policy.ts';
@@ -55,6 +57,12 @@ export interface GuardClientOptions {
   approvals?: ApprovalsPort;
   /** Called for every approval event (requested, pending, consumed, refused, arguments refused). */
   onEvent?: (event: ApprovalEvent) => void;
+  /**
+   * The URL of the remote server the host will connect to (issue 27 §2, as `toolseal guard --upstream`): when the
+   * manifest signs its server, guardClient throws SERVER_NOT_SIGNED unless it is one of the signed remotes (after URL
+   * normalisation; a declared `{variable}` is one host label or path segment), before anything is connected.
+   */
+  upstream?: string | URL;
 }
 
 export interface GuardedClientOptions {
@@ -101,6 +109,7 @@ export async function guardClient(client: Client, options: GuardClientOptions): 
     requireListed: true,
     ...(options.policy === undefined ? {} : { policy: options.policy, approvals }),
   });
+  if (options.upstream !== undefined) assertUpstreamSigned(composed.server, String(options.upstream));
   const { guard, gate } = composed.createSession();
   return new GuardedClient(client, guard, { onFinding: options.onFinding, gate, onEvent: options.onEvent }, verified);
 }

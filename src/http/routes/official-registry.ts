@@ -3,6 +3,10 @@
 // §3.2: `*` origin, GET/OPTIONS, the Authorization and Content-Type request headers) and OPTIONS preflight answered
 // 204. `{serverName}` is read from the raw request path (it must be URL-encoded: io.github.acme%2Fpayments). Only
 // versions whose manifest carries a signed `server` member are listed, each read through the verified path.
+// `include_deleted` (the official `deleted` status: a version taken out of the registry) is read and validated, and
+// changes nothing on purpose: toolseal never deletes a version (bytes, attestation and log entry stay; a yanked version
+// stays served as `deprecated`, which the official API lists whatever include_deleted says), so there is no deleted
+// version to include or leave out (readIncludeDeleted).
 
 import { ToolsealError } from '../../core/errors.ts';
 import {
@@ -44,7 +48,7 @@ export function mountOfficialRegistryRoutes(app: App, registry: Registry): void 
     const search = readQuery(c, 'search');
     const version = readQuery(c, 'version');
     const updatedSince = readQuery(c, 'updated_since');
-    readBooleanQuery(c, 'include_deleted');
+    readIncludeDeleted(c);
     const { entries, next } = await registry.listServerVersionPage({
       limit,
       ...(search ? { search } : {}),
@@ -57,7 +61,7 @@ export function mountOfficialRegistryRoutes(app: App, registry: Registry): void 
   });
 
   app.get(`${OFFICIAL_API_PREFIX}/servers/:serverName/versions`, async (c) => {
-    readBooleanQuery(c, 'include_deleted');
+    readIncludeDeleted(c);
     const name = decodeServerNameSegment(readRawSegments(c)[2] ?? '');
     if (name === undefined) return c.json(formatNotFoundBody('server'), 404);
     let entries: ServerVersionEntry[];
@@ -77,7 +81,7 @@ export function mountOfficialRegistryRoutes(app: App, registry: Registry): void 
   });
 
   app.get(`${OFFICIAL_API_PREFIX}/servers/:serverName/versions/:version`, async (c) => {
-    readBooleanQuery(c, 'include_deleted');
+    readIncludeDeleted(c);
     const segments = readRawSegments(c);
     const name = decodeServerNameSegment(segments[2] ?? '');
     if (name === undefined) return c.json(formatNotFoundBody('server'), 404);
@@ -118,7 +122,16 @@ function readRawSegments(c: AppContext): string[] {
   return new URL(c.req.url).pathname.split('/').slice(1);
 }
 
-/** `true` or `false` (the OpenAPI boolean), absent allowed; BAD_REQUEST otherwise. Deleted versions do not exist here. */
+/**
+ * `include_deleted`, validated (BAD_REQUEST unless `true` or `false`). Either value gives the same answer: no version
+ * is ever `deleted` here (the store's statuses are active and yanked, and a yank keeps the version served, as
+ * `deprecated`). A status this registry cannot have is not a filter it can apply.
+ */
+function readIncludeDeleted(c: AppContext): void {
+  readBooleanQuery(c, 'include_deleted');
+}
+
+/** `true` or `false` (the OpenAPI boolean), absent allowed; BAD_REQUEST otherwise. */
 function readBooleanQuery(c: AppContext, name: string): boolean {
   const text = readQuery(c, name);
   if (text === undefined) return false;

@@ -150,6 +150,49 @@ describe('assertCommandSigned', () => {
     );
   });
 
+  it('a registry option must name the signed registryBaseUrl (or the default one when none is signed)', () => {
+    const spec = '@modelcontextprotocol/server-everything@2026.8.31';
+    for (const args of [
+      ['-y', '--registry', 'https://registry.npmjs.org', spec], // everything signs https://registry.npmjs.org
+      ['-y', '--registry=https://registry.npmjs.org/', spec],
+    ])
+      expect(
+        refusal(() => assertCommandSigned(everything, 'npx', args, false)),
+        args.join(' '),
+      ).toBeUndefined();
+    for (const args of [
+      ['-y', '--registry', 'https://npm.evil.example', spec],
+      ['-y', '--registry=https://npm.evil.example/', spec],
+      ['-y', '--registry', 'https://registry.npmjs.org', '--registry', 'https://npm.evil.example', spec],
+    ])
+      expect(
+        refusal(() => assertCommandSigned(everything, 'npx', args, false)),
+        args.join(' '),
+      ).toBe('SERVER_NOT_SIGNED');
+    const pypi: ManifestServer = {
+      packages: [
+        { registryType: 'pypi', identifier: 'mcp-server-time', version: '0.6.2', transport: { type: 'stdio' } },
+      ],
+    };
+    for (const args of [
+      ['mcp-server-time==0.6.2'],
+      ['--index-url', 'https://pypi.org/simple', 'mcp-server-time==0.6.2'],
+      ['--default-index=https://pypi.org/simple/', 'mcp-server-time==0.6.2'],
+    ])
+      expect(
+        refusal(() => assertCommandSigned(pypi, 'uvx', args, false)),
+        args.join(' '),
+      ).toBeUndefined();
+    for (const args of [
+      ['-i', 'https://pypi.evil.example/simple', 'mcp-server-time==0.6.2'],
+      ['--index=https://pypi.evil.example/simple', 'mcp-server-time==0.6.2'],
+    ])
+      expect(
+        refusal(() => assertCommandSigned(pypi, 'uvx', args, false)),
+        args.join(' '),
+      ).toBe('SERVER_NOT_SIGNED');
+  });
+
   it('--allow-unsigned-command runs it anyway; no server member, nothing to compare; a remote-only server signs no command', () => {
     expect(refusal(() => assertCommandSigned(everything, 'npx', ['-y', 'evil-package'], true))).toBeUndefined();
     expect(refusal(() => assertCommandSigned(undefined, 'npx', ['-y', 'evil-package'], false))).toBeUndefined();
