@@ -48,20 +48,23 @@ export async function fetchVerifiedBundle(
     throw new ToolsealError('BAD_REQUEST', 'the pinned digest is not sha256:<hex>');
   }
   const base = registryUrl === undefined ? undefined : normaliseRegistryUrl(registryUrl);
-  const given = [options.bytes, options.bundle, options.jwks, options.logKey];
-  if (base === undefined && given.includes(undefined)) {
-    throw new ToolsealError(
-      'BAD_REQUEST',
-      'without a registry, the bytes, bundle, bundle keys and log key must be given',
-    );
-  }
-  const http = new RegistryClient(base ?? 'http://127.0.0.1', options);
+  const http = base === undefined ? undefined : new RegistryClient(base, options);
+  const fetched = <T>(given: T | undefined, fetch: (client: RegistryClient) => Promise<T>): T | Promise<T> => {
+    if (given !== undefined) return given;
+    if (http === undefined) {
+      throw new ToolsealError(
+        'BAD_REQUEST',
+        'without a registry, the bytes, bundle, bundle keys and log key must be given',
+      );
+    }
+    return fetch(http);
+  };
   try {
     const [bytes, bundle, jwks, logKey] = await Promise.all([
-      options.bytes ?? http.getBytes(versionPath(target.name, target.version)),
-      options.bundle ?? http.getBytes(bundlePath(target.name, target.version)),
-      options.jwks ?? http.jwks(),
-      options.logKey ?? http.logKey(),
+      fetched(options.bytes, (client) => client.getBytes(versionPath(target.name, target.version))),
+      fetched(options.bundle, (client) => client.getBytes(bundlePath(target.name, target.version))),
+      fetched<unknown>(options.jwks, (client) => client.jwks()),
+      fetched(options.logKey, (client) => client.logKey()),
     ]);
     const expected = {
       name: target.name,
@@ -71,6 +74,6 @@ export async function fetchVerifiedBundle(
     const verified = verifyBundle({ bytes, bundle, bundleKeys: jwks, logKey, expected });
     return Object.assign(verified, { bundle, registry: base });
   } finally {
-    http.abortAll();
+    http?.abortAll();
   }
 }
