@@ -16,6 +16,7 @@ import {
   buildRegistryTrustMaterial,
   createSigningKey,
   deriveLogOrigin,
+  exportSpkiPem,
   serializeStatementJcs,
   signBundleEntry,
   signInclusionPromise,
@@ -44,6 +45,7 @@ let genuineBundle: string;
 let logVerifier: string;
 let servedJwks: string;
 let bundleKid: string;
+let bundlePem: string;
 
 beforeAll(async () => {
   server = createServer((request, response) => {
@@ -66,6 +68,7 @@ beforeAll(async () => {
   rotateBundleKey(keysDir, now - 3600);
   const { active: bundleKey, keys: bundleKeys } = loadOrCreateBundleKeys(keysDir, now);
   bundleKid = bundleKey.kid;
+  bundlePem = exportSpkiPem(bundleKey.publicKey);
   const jwsKey = createSigningKey();
   const logKey = createSigningKey();
   const origin = deriveLogOrigin(registry);
@@ -233,5 +236,24 @@ describe('toolseal verify --bundle', () => {
     const manifest = await toolseal(['verify', `${NAME}@${VERSION}`, '--manifest', 'm.json'], { cwd });
     expect(manifest.code).toBe(2);
     expect(manifest.stderr).toContain('--manifest FILE goes with --bundle FILE');
+  });
+});
+
+describe('toolseal keys pem', () => {
+  it('prints the PEM of the bundle key a bundle hints at, from the served JWKS; an unknown kid is UNKNOWN_KEY', async () => {
+    const cwd = makeFolder();
+    writeFileSync(join(cwd, 'jwks.json'), servedJwks);
+    const run = await toolseal(['keys', 'pem', '--jwks', 'jwks.json', '--kid', bundleKid], { cwd });
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toBe(bundlePem);
+    expect(run.stdout.startsWith('-----BEGIN PUBLIC KEY-----\n')).toBe(true);
+    const hint = JSON.parse(genuineBundle).verificationMaterial.publicKey.hint;
+    expect(hint).toBe(bundleKid);
+    const unknown = await toolseal(['keys', 'pem', '--jwks', 'jwks.json', '--kid', 'x'.repeat(43)], { cwd });
+    expect(unknown.code).toBe(1);
+    expect(jsonLine(unknown.stderr)).toEqual({
+      code: 'UNKNOWN_KEY',
+      message: `the JWKS has no P-256 bundle key ${'x'.repeat(43)}`,
+    });
   });
 });
