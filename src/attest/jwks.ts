@@ -1,5 +1,6 @@
 // Reading a JWKS someone else sent (RFC 7517 §5), the one filter every verifier uses: only Ed25519 public keys
-// (RFC 8037 §2) whose `kid` is their RFC 7638 thumbprint, so a kid names exactly one key.
+// (RFC 8037 §2) whose `kid` is their RFC 7638 thumbprint, so a kid names exactly one key. The P-256 bundle keys the
+// same JWKS publishes (issue 26, RFC 7518 §6.2) are left out without a problem: selectUsableBundleKeys reads them.
 
 import { computeKid, type Jwks, type JwksKey } from './jwk.ts';
 
@@ -36,6 +37,7 @@ export function selectUsableKeys(source: Jwks | readonly JwksKey[] | unknown): U
   const usable: JwksKey[] = [];
   const problems: string[] = [];
   keys.forEach((key, index) => {
+    if (isBundleKeyEntry(key)) return;
     const why = whyUnusable(key);
     if (why !== undefined) {
       problems.push(`JWKS key ${index} ${why}`);
@@ -49,6 +51,13 @@ export function selectUsableKeys(source: Jwks | readonly JwksKey[] | unknown): U
     usable.push(entry);
   });
   return { jwks: { keys: usable }, problems };
+}
+
+/** An EC P-256 signing key for ES256: a Sigstore bundle key, not an attestation key. */
+function isBundleKeyEntry(key: unknown): boolean {
+  if (typeof key !== 'object' || key === null || Array.isArray(key)) return false;
+  const { kty, crv, alg } = key as Record<string, unknown>;
+  return kty === 'EC' && crv === 'P-256' && (alg === undefined || alg === 'ES256') && !('d' in key);
 }
 
 const BASE64URL_X = /^[A-Za-z0-9_-]{43}$/;

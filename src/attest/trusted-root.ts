@@ -128,3 +128,37 @@ function formatTimeRange(notBefore: number, notAfter: number | null): TimeRangeJ
   const start = new Date(notBefore * 1000).toISOString();
   return notAfter === null ? { start } : { start, end: new Date(notAfter * 1000).toISOString() };
 }
+
+/** What a registry publishes for Sigstore verifiers: its log and its bundle keys. */
+export interface RegistryTrustInput {
+  /** The registry's public URL (`serve --public-url`): the tlog's baseUrl. */
+  publicUrl: string;
+  /** The log's checkpoint origin; a Sigstore-compatible log's is deriveLogOrigin(publicUrl). */
+  logOrigin: string;
+  /** The log's Ed25519 key (public or private key object). */
+  logPublicKey: KeyObject;
+  /** Since when the log key signs (seconds since the epoch). */
+  logNotBefore: number;
+  /** The bundle keys with their windows (src/keys bundle-keys.json), oldest first. */
+  bundleKeys: readonly BundleKeyValidity[];
+}
+
+/**
+ * The trusted root (`GET /v1/sigstore/trusted-root.json`) and the bundle keyring beside it, from the keys and the log
+ * origin: pure, for the HTTP route. BAD_REQUEST when the origin is not the public URL's host name (a log that keeps an
+ * older origin cannot be checked by Sigstore tools; docs/sigstore.md says how to start one that can).
+ */
+export function buildRegistryTrustMaterial(input: RegistryTrustInput): {
+  trustedRoot: TrustedRootJson;
+  keyring: Record<string, PublicKeyJson>;
+} {
+  const trustedRoot = buildTrustedRoot([
+    {
+      baseUrl: input.publicUrl,
+      origin: input.logOrigin,
+      publicKey: input.logPublicKey,
+      notBefore: input.logNotBefore,
+    },
+  ]);
+  return { trustedRoot, keyring: buildBundleKeyring(input.bundleKeys) };
+}

@@ -1,11 +1,15 @@
 // Checking each log entry of the walk: its form and kind rules come from src/log/entries.ts (JCS per RFC 8785);
 // here are only the rules across entries (RFC 7638 kids introduced in log order, one digest per name@version, the
 // JWKS of RFC 7517 agreeing with the key entries, approvals decided once and consumed once after an approve with the
-// same commitment, issue 13 §3) and the attestation's JWS signature (RFC 7515).
+// same commitment, issue 13 §3), the attestation's JWS signature (RFC 7515), and each Sigstore bundle leaf (issue 26)
+// paired with the attestation whose statement it logs (by SHA-256 of the DSSE PAE), checked by checkBundleLeaf.
 
 import type { Jwks } from '../attest/jwk.ts';
 import { verifyAttestation, type VerifiedAttestation } from '../attest/jws.ts';
+import { encodeHex } from '../core/bytes.ts';
 import { isToolsealError, describeError } from '../core/errors.ts';
+import type { HashedRekordFacts } from '../attest/rekor-entry.ts';
+import { checkBundleLeaf, computeStatementPaeDigest } from '../log/bundle-leaf.ts';
 import {
   type ApprovalConsumptionEntry,
   type ApprovalDecisionEntry,
@@ -29,6 +33,12 @@ export interface EntryContext {
   approvals: Map<string, { commitment: string; decision: 'approve' | 'deny' | undefined; consumed: boolean }>;
   /** The walk started at the first entry: an approval's decision, if any, is in it. */
   fromStart: boolean;
+  /** The registry's JWKS as served (its P-256 bundle keys are read from it); undefined: bundles are not checked. */
+  bundleKeys: unknown;
+  /** Statements attested in this walk whose bundle leaf has not come yet: PAE digest (hex) → subject and bytes. */
+  unbundled: Map<string, { subjectName: string; statement: Uint8Array }>;
+  /** PAE digests (hex) of the statements a bundle leaf of this walk logged. */
+  bundled: Set<string>;
 }
 
 export type EntryKind = LogEntryKind | 'malformed';
@@ -47,6 +57,7 @@ export function createEntryContext(
   loggedKids: readonly string[],
   jwks: Jwks | undefined,
   fromStart = false,
+  bundleKeys: unknown = jwks,
 ): EntryContext {
   return {
     jwks,
@@ -55,6 +66,9 @@ export function createEntryContext(
     yanked: new Set(),
     approvals: new Map(),
     fromStart,
+    bundleKeys,
+    unbundled: new Map(),
+    bundled: new Set(),
   };
 }
 
@@ -64,12 +78,14 @@ const KIND_OF_PROBLEM: Record<EntryProblemCode, EntryKind> = {
   YANK_ENTRY_INVALID: 'yank',
   KEY_ENTRY_INVALID: 'key',
   APPROVAL_ENTRY_INVALID: 'malformed',
+  BUNDLE_ENTRY_INVALID: 'bundle',
 };
 
 function formatEntryProblem(index: number, code: EntryProblemCode, message: string): string {
   if (code === 'YANK_ENTRY_INVALID') return `yank entry ${index}: ${message}`;
   if (code === 'KEY_ENTRY_INVALID') return `key entry ${index}: ${message}`;
   if (code === 'APPROVAL_ENTRY_INVALID') return `approval entry ${index}: ${message}`;
+  if (code === 'BUNDLE_ENTRY_INVALID') return `bundle entry ${index}: the leaf ${message}`;
   return `entry ${index} is ${message}`;
 }
 
@@ -97,6 +113,8 @@ export async function checkEntry(
     checkApprovalRules(parsed.entry, context, (why) =>
       report('APPROVAL_ENTRY_INVALID', `approval entry ${index}: ${why}`),
     );
+  } else if (parsed.kind === 'bundle') {
+    checkBundleEntry(index, data, parsed.entry, context, report);
   } else {
     await checkAttestationEntry(index, data, context, report, checkManifest);
   }
@@ -136,8 +154,47 @@ async function checkAttestationEntry(
     );
   }
   context.subjects.set(verified.subjectName, verified.digest);
+  rememberStatement(data, verified.subjectName, context);
   const size = verified.statement.predicate.size;
   await checkManifest({ digest: verified.digest, subjectName: verified.subjectName, size });
+}
+
+/** The attestation's statement bytes (its JWS payload), awaiting the bundle leaf that logs the same statement. */
+function rememberStatement(data: Uint8Array, subjectName: string, context: EntryContext): void {
+  const { payload } = JSON.parse(Buffer.from(data).toString('utf8')) as { payload: string };
+  const statement = new Uint8Array(Buffer.from(payload, 'base64url'));
+  const digest = computeStatementPaeDigest(statement);
+  if (!context.bundled.has(digest)) context.unbundled.set(digest, { subjectName, statement });
+}
+
+/**
+ * A bundle leaf logs a statement attested earlier in the walk (when the walk started at the first entry, it must),
+ * once, signed by a published bundle key (checkBundleLeaf). Its key's window is not checked: the leaf does not say
+ * when it was signed (bundles of old versions are signed later, at the first start with issue 26).
+ */
+function checkBundleEntry(
+  index: number,
+  data: Uint8Array,
+  facts: HashedRekordFacts,
+  context: EntryContext,
+  report: EntryProblemSink,
+): void {
+  if (context.bundleKeys === undefined) return;
+  const digest = encodeHex(facts.digest);
+  if (context.bundled.has(digest)) {
+    report('BUNDLE_ENTRY_INVALID', `bundle entry ${index} logs a statement that already has a bundle entry`);
+    return;
+  }
+  context.bundled.add(digest);
+  const pending = context.unbundled.get(digest);
+  if (pending === undefined) {
+    if (context.fromStart)
+      report('BUNDLE_ENTRY_INVALID', `bundle entry ${index} logs no statement attested earlier in the log`);
+    return;
+  }
+  context.unbundled.delete(digest);
+  const checked = checkBundleLeaf({ leaf: data, statement: pending.statement, bundleKeys: context.bundleKeys });
+  if (!checked.ok) report(checked.code, `bundle entry ${index} (${pending.subjectName}): ${checked.message}`);
 }
 
 /** A yank names a subject attested with that digest (if attested in this walk), and only once. */

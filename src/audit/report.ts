@@ -22,6 +22,7 @@ export type AuditProblemCode =
   | 'YANK_ENTRY_INVALID'
   | 'KEY_ENTRY_INVALID'
   | 'APPROVAL_ENTRY_INVALID'
+  | 'BUNDLE_ENTRY_INVALID'
   | 'JWKS_INVALID'
   | 'WITNESS_QUORUM';
 
@@ -58,6 +59,7 @@ export interface AuditReport {
     key: number;
     'approval-decision': number;
     'approval-consumption': number;
+    bundle: number;
     malformed: number;
   };
   /** Distinct manifest blobs fetched and checked against their attested digest. */
@@ -98,6 +100,7 @@ export function createReport(registry: string, state: AuditState | undefined): A
       key: 0,
       'approval-decision': 0,
       'approval-consumption': 0,
+      bundle: 0,
       malformed: 0,
     },
     blobs: { checked: 0 },

@@ -36,8 +36,9 @@ export async function walkNewEntries(run: AuditRun, checkpoint: Checkpoint, conc
   const frontier = state ? decodeFrontier(state) : [];
   report.entries.from = start;
   report.entries.to = checkpoint.size;
-  const jwks = checkpoint.size > start ? await fetchJwks(run) : undefined;
-  const context = createEntryContext(state?.loggedKids ?? [], jwks, start === 0);
+  const served = checkpoint.size > start ? await fetchJwks(run) : undefined;
+  const jwks = served?.jwks;
+  const context = createEntryContext(state?.loggedKids ?? [], jwks, start === 0, served?.value);
   const manifests = createManifestChecker(run.client, report, concurrency);
   const walked = await visitEntries(run, start, checkpoint.size, async (index, data) => {
     appendToFrontier(frontier, index, hashLeaf(data));
@@ -65,8 +66,11 @@ export async function walkNewEntries(run: AuditRun, checkpoint: Checkpoint, conc
   return { frontier, loggedKids: [...context.loggedKids] };
 }
 
-/** The registry's usable keys (each left-out key is a JWKS_INVALID problem); undefined when there are none to use. */
-async function fetchJwks(run: AuditRun): Promise<Jwks | undefined> {
+/**
+ * The registry's usable Ed25519 keys (each left-out key is a JWKS_INVALID problem) and the JWKS as served (its P-256
+ * bundle keys); undefined when it cannot be read.
+ */
+async function fetchJwks(run: AuditRun): Promise<{ jwks: Jwks; value: JsonValue } | undefined> {
   let body: Uint8Array;
   try {
     body = await run.client.getBytes(ROUTES.jwks);
@@ -87,7 +91,7 @@ async function fetchJwks(run: AuditRun): Promise<Jwks | undefined> {
   }
   const { jwks, problems } = selectUsableKeys(value);
   for (const problem of problems) addProblem(run.report, 'JWKS_INVALID', problem);
-  return jwks;
+  return { jwks, value };
 }
 
 /**

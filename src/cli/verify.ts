@@ -21,13 +21,21 @@ import { parsePositiveInteger, resolveRegistryUrl } from './config.ts';
 import { UsageError, writeStdout, type ExitCode } from './output.ts';
 import { readUserFile, withUserFile } from './user-files.ts';
 import { escapePointerToken } from '../core/json-pointer.ts';
-import { createVerifier, parseWitnessPolicy, type WitnessPolicy } from '../verify/index.ts';
+import {
+  createVerifier,
+  type FetchedBundle,
+  type FetchVerifiedBundleOptions,
+  fetchVerifiedBundle,
+  parseWitnessPolicy,
+  type WitnessPolicy,
+} from '../verify/index.ts';
 import { fetchVerifiedOrCached } from '../verify/manifest-cache.ts';
 import { getRegistryKeyPins } from '../lock/lockfile.ts';
 import { normaliseRegistryUrl } from '../client/registry-client.ts';
 
 export const verifyUsage = `toolseal verify NAME@VERSION --registry URL [--locked] [--lock FILE] [--log-key KEY] [--jwks FILE] [--witness-policy FILE]
 toolseal verify --locked --all [--registry URL] [--lock FILE] [--log-key KEY] [--jwks FILE] [--witness-policy FILE]
+toolseal verify NAME@VERSION --bundle FILE [--manifest FILE] [--registry URL] [--log-key KEY] [--jwks FILE]
   Fetches NAME@VERSION and its attestation and verifies: the Ed25519 signature (key by kid, valid when the
   registry stored it), sha256 of the bytes against the attestation, the subject name@version, and the
   attestation's inclusion in the transparency log under a checkpoint signed by the log key.
@@ -42,6 +50,10 @@ toolseal verify --locked --all [--registry URL] [--lock FILE] [--log-key KEY] [-
   --witness-policy FILE  a C2SP tlog-policy: the checkpoint must carry its witness quorum (else WITNESS_QUORUM)
   --jwks FILE   pin the attestation keys (else the registry's JWKS is fetched: trust on first use)
   --timeout MS  per-request timeout (default 10000)
+  --bundle FILE verify a Sigstore bundle v0.3 (docs/sigstore.md) instead of the JWS: the DSSE signature by a
+                P-256 bundle key of the JWKS, the statement, and the hashedrekord leaf rebuilt from the bundle proven
+                in the log. --manifest FILE: the bytes (else fetched). With --manifest, --jwks and --log-key nothing
+                is fetched. Not with --locked, --all or --witness-policy yet.
   TOOLSEAL_REGISTRY may stand for --registry; the lockfile's registry is the last fallback. Relative paths are
   relative to the folder the command was run from (also under npm run).
   Prints one JSON object, with the registry's "status" ("active" or "yanked", and "yankReason"); a yanked
@@ -186,9 +198,19 @@ export function warnIfYanked(result: FetchedManifest, locked: boolean): void {
 export async function runVerifyCommand(args: string[]): Promise<ExitCode> {
   const { values, positionals } = parseArgs({
     args,
-    options: { ...hostCommandOptions, all: { type: 'boolean' } },
+    options: {
+      ...hostCommandOptions,
+      all: { type: 'boolean' },
+      bundle: { type: 'string' },
+      manifest: { type: 'string' },
+    },
     allowPositionals: true,
   });
+  if (values.bundle !== undefined) {
+    checkOneReference(positionals);
+    return runVerifyBundle(positionals[0], { ...values, bundle: values.bundle });
+  }
+  if (values.manifest !== undefined) throw new UsageError('--manifest FILE goes with --bundle FILE');
   if (values.all === true) return runVerifyAll(positionals, values);
   checkOneReference(positionals);
   const locked = values.locked === true;
@@ -266,4 +288,61 @@ export function fetchGuardManifest(target: {
         })}\n`,
       ),
   });
+}
+
+/** The facts `verify --bundle` and `get --bundle` print about a verified bundle. */
+export function describeVerifiedBundle(result: FetchedBundle): Record<string, unknown> {
+  return {
+    format: 'bundle',
+    name: result.name,
+    version: result.version,
+    digest: result.digest,
+    size: result.bytes.byteLength,
+    kid: result.kid,
+    storedAt: result.storedAt,
+    integratedTime: result.integratedTime,
+    logIndex: result.logIndex,
+    checkpoint: { origin: result.checkpoint.origin, size: result.checkpoint.size },
+    ...(result.registry === undefined ? {} : { registry: result.registry }),
+  };
+}
+
+export function refuseJwsOnlyFlags(values: HostCommandValues & { all?: boolean | undefined }): void {
+  if (values['witness-policy'] !== undefined) throw new UsageError('--bundle does not take --witness-policy yet');
+  if (values.all === true) throw new UsageError('--bundle verifies one version: not with --all');
+}
+
+/**
+ * `verify NAME@VERSION --bundle FILE [--manifest FILE]`: the local bundle over the local bytes (or the registry's);
+ * the bundle keys (--jwks) and the log key (--log-key) pinned, or fetched from the registry (trust on first use).
+ * Nothing is fetched when all of them are given.
+ */
+export async function runVerifyBundle(
+  ref: string | undefined,
+  values: HostCommandValues & { bundle: string; manifest?: string | undefined; all?: boolean | undefined },
+): Promise<ExitCode> {
+  refuseJwsOnlyFlags(values);
+  if (ref === undefined) throw new UsageError('missing NAME@VERSION');
+  if (values.locked === true) throw new UsageError('--bundle does not take --locked yet: give --manifest FILE');
+  const options: FetchVerifiedBundleOptions = { bundle: new Uint8Array(await readUserFile(values.bundle, '--bundle')) };
+  if (values.manifest !== undefined) options.bytes = new Uint8Array(await readUserFile(values.manifest, '--manifest'));
+  if (values.jwks !== undefined) options.jwks = await readJwksFile(values.jwks);
+  if (values['log-key'] !== undefined) options.logKey = values['log-key'];
+  const timeout = parsePositiveInteger(values.timeout, '--timeout');
+  if (timeout !== undefined) options.timeoutMs = timeout;
+  const needsRegistry = options.bytes === undefined || options.jwks === undefined || options.logKey === undefined;
+  const explicit = values.registry ?? process.env['TOOLSEAL_REGISTRY'];
+  const registry = needsRegistry || explicit !== undefined ? resolveRegistryUrl(explicit) : undefined;
+  if (parseReference(ref).kind !== 'version') throw new UsageError('expected NAME@VERSION, not a digest');
+  const result = await fetchVerifiedBundle(registry, ref, options);
+  await writeStdout(`${JSON.stringify({ verified: true, ...describeVerifiedBundle(result) })}\n`);
+  return 0;
+}
+
+function parseReference(ref: string): ReturnType<typeof parseManifestRef> {
+  try {
+    return parseManifestRef(ref);
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
 }

@@ -7,11 +7,17 @@ export {
   DEFAULT_TIMEOUT_MS,
   createVerifier,
   fetchVerified,
+  fetchVerifiedBundle,
   parseManifestRef,
   parseWitnessPolicy,
+  verifyBundle,
   verifyFetched,
 } from '../verify/index.ts';
 export type {
+  FetchedBundle,
+  FetchVerifiedBundleOptions,
+  VerifiedBundle,
+  VerifyBundleInput,
   ConsistencyEvidence,
   ConsistencyRange,
   Verifier,

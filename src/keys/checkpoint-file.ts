@@ -28,16 +28,21 @@ export function readCheckpointFile(keysDir: string): string | undefined {
 
 /** Replace the checkpoint file with `note`, durably, before returning (synchronous: called before a publish answers). */
 export function writeCheckpointFile(keysDir: string, note: string): void {
+  writeKeysFolderFile(keysDir, CHECKPOINT_FILE, note, 'the log checkpoint file');
+}
+
+/**
+ * Replace `name` in `keysDir` with `data` durably (mode 0600): a temporary file beside it, fsync, rename, fsync of the
+ * folder. Readers see the old content or the new, never a torn one. INTERNAL naming `what` when it cannot be written.
+ */
+export function writeKeysFolderFile(keysDir: string, name: string, data: string, what: string): void {
   mkdirSync(keysDir, { recursive: true, mode: 0o700 });
-  const file = checkpointFileOf(keysDir);
-  const temporary = join(
-    keysDir,
-    `.${CHECKPOINT_FILE}.${process.pid}.${threadId}.${randomBytes(6).toString('hex')}.tmp`,
-  );
+  const file = join(keysDir, name);
+  const temporary = join(keysDir, `.${name}.${process.pid}.${threadId}.${randomBytes(6).toString('hex')}.tmp`);
   try {
     const fd = openSync(temporary, 'wx', 0o600);
     try {
-      writeSync(fd, note);
+      writeSync(fd, data);
       fsyncSync(fd);
     } finally {
       closeSync(fd);
@@ -45,7 +50,7 @@ export function writeCheckpointFile(keysDir: string, note: string): void {
     renameSync(temporary, file);
   } catch (cause) {
     rmSync(temporary, { force: true });
-    throw new ToolsealError('INTERNAL', 'the log checkpoint file in the keys folder cannot be written', { cause });
+    throw new ToolsealError('INTERNAL', `${what} in the keys folder cannot be written`, { cause });
   }
   try {
     const dir = openSync(keysDir, 'r');

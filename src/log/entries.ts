@@ -7,11 +7,15 @@
 //                           "decision":"approve"|"deny","operator":…,"audience":…,"manifest":"name@version","tool":…,
 //                           "decidedAt":…};
 //   approval-consumption — {"type":"toolseal.approval-consumption/v1","approval":"apr_…","commitment":"sha256:…",
-//                           "consumedAt":…}.
+//                           "consumedAt":…};
+//   bundle      — the Rekor v2 hashedrekord v0.0.2 body of a Sigstore bundle's DSSE signature (issue 26,
+//                 src/attest/rekor-entry.ts): {"apiVersion":"0.0.2","kind":"hashedrekord","spec":{…}}, no `type`;
+//                 checked against its statement and the bundle keys by checkBundleLeaf (bundle-leaf.ts).
 // An approval leaf commits to the action digest with a secret salt (issue 13 §3, docs/approvals.md): the digest of a
 // low-entropy envelope could be brute-forced from the log, the salted commitment cannot.
 
 import { computeKid, type PublicJwk } from '../attest/jwk.ts';
+import { HASHEDREKORD_KIND, type HashedRekordFacts, parseHashedRekordBody } from '../attest/rekor-entry.ts';
 import { equalBytes } from '../core/bytes.ts';
 import { computeDigest, isSha256Digest, type Sha256Digest } from '../core/digest.ts';
 import { isToolsealError } from '../core/errors.ts';
@@ -19,7 +23,7 @@ import { isJsonObject, type JsonObject, type JsonValue } from '../core/json.ts';
 import { canonicalizeToBytes } from '../pipeline/canonical.ts';
 import { parseStrict } from '../pipeline/parse.ts';
 
-export type LogEntryKind = 'attestation' | 'yank' | 'key' | 'approval-decision' | 'approval-consumption';
+export type LogEntryKind = 'attestation' | 'yank' | 'key' | 'approval-decision' | 'approval-consumption' | 'bundle';
 
 export const YANK_ENTRY_TYPE = 'toolseal.yank/v1';
 export const KEY_ENTRY_TYPE = 'toolseal.key/v1';
@@ -126,7 +130,8 @@ export type EntryProblemCode =
   | 'ENTRY_MALFORMED'
   | 'YANK_ENTRY_INVALID'
   | 'KEY_ENTRY_INVALID'
-  | 'APPROVAL_ENTRY_INVALID';
+  | 'APPROVAL_ENTRY_INVALID'
+  | 'BUNDLE_ENTRY_INVALID';
 
 export type ParsedLogEntry =
   | { ok: true; kind: 'attestation' }
@@ -134,6 +139,7 @@ export type ParsedLogEntry =
   | { ok: true; kind: 'key'; entry: KeyEntry }
   | { ok: true; kind: 'approval-decision'; entry: ApprovalDecisionEntry }
   | { ok: true; kind: 'approval-consumption'; entry: ApprovalConsumptionEntry }
+  | { ok: true; kind: 'bundle'; entry: HashedRekordFacts }
   | { ok: false; code: EntryProblemCode; message: string };
 
 /**
@@ -157,7 +163,12 @@ export function parseLogEntry(data: Uint8Array): ParsedLogEntry {
   if (type === undefined && hasExactKeys(value, ['payload', 'protected', 'signature'])) {
     return { ok: true, kind: 'attestation' };
   }
-  return malformed('neither an attestation, a yank, a key nor an approval entry');
+  if (type === undefined && value['kind'] === HASHEDREKORD_KIND) {
+    const facts = parseHashedRekordBody(data);
+    if (typeof facts === 'string') return { ok: false, code: 'BUNDLE_ENTRY_INVALID', message: facts };
+    return { ok: true, kind: 'bundle', entry: facts };
+  }
+  return malformed('neither an attestation, a yank, a key, an approval nor a bundle entry');
 }
 
 const SUBJECT_PATTERN = /^[^@\s]+\/[^@\s]+@[^@\s]+$/;

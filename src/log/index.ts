@@ -97,3 +97,6 @@ export {
   parseTlogSize,
 } from './witness-protocol.ts';
 export type { AddCheckpointRequest } from './witness-protocol.ts';
+
+export { checkBundleLeaf, computeStatementPaeDigest } from './bundle-leaf.ts';
+export type { BundleLeafCheck, BundleLeafInput, BundleLeafProblemCode } from './bundle-leaf.ts';

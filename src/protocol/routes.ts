@@ -13,6 +13,10 @@ export const ROUTES = {
   manifest: '/v1/manifests/:namespace/:name',
   version: '/v1/manifests/:namespace/:name/:version',
   attestation: '/v1/manifests/:namespace/:name/:version/attestation',
+  /** The version's Sigstore bundle v0.3 (issue 26; not served yet: src/http mounts it with the registry wiring). */
+  bundle: '/v1/manifests/:namespace/:name/:version/bundle',
+  /** The Sigstore trusted root naming the registry's log (issue 26; not served yet). */
+  trustedRoot: '/v1/sigstore/trusted-root.json',
   yank: '/v1/manifests/:namespace/:name/:version/yank',
   blob: '/v1/blobs/:digest{sha256:[0-9a-f]{64}}',
   attestationsByDigest: '/v1/attestations/:digest{sha256:[0-9a-f]{64}}',
@@ -65,6 +69,11 @@ export function versionPath(name: string, version: string): string {
 
 export function attestationPath(name: string, version: string): string {
   return `${versionPath(name, version)}/attestation`;
+}
+
+/** `/v1/manifests/{namespace}/{name}/{version}/bundle`: the Sigstore bundle of the version. */
+export function bundlePath(name: string, version: string): string {
+  return `${versionPath(name, version)}/bundle`;
 }
 
 export function yankPath(name: string, version: string): string {

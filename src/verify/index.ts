@@ -8,7 +8,8 @@
 // the bundle stage (bundle-attestation.ts: DSSE signature by a pinned P-256 bundle key, keyid = hint, the statement
 // checked as for a JWS, the hashedrekord leaf rebuilt from the envelope and the key), subject, log evidence (the
 // rebuilt leaf proven up to a checkpoint of the pinned log, the entry's log id and signed entry timestamp checked).
-// Not exported here yet: the host façade exports exactly this index, and bundles are not served yet (docs/sigstore.md).
+// fetchVerifiedBundle (fetch-bundle.ts) fetches the bytes and GET …/{version}/bundle through the registry client
+// (TOFU keys unless pinned) and runs verifyBundle; the registry routes are wired with the store (docs/sigstore.md).
 //
 // Many manifests: createVerifier (verifier.ts) runs the same stages but keeps what it proved: a checkpoint note
 // verified once (checkpoint-cache.ts, by its exact text), the tree nodes its inclusion proofs established
@@ -79,3 +80,5 @@ export {
 export type { ConsistencyEvidence, ConsistencyRange } from './checkpoint-cache.ts';
 export { createVerifier, type Verifier, type VerifierInput, type VerifierOptions } from './verifier.ts';
 export { parseWitnessPolicy, type WitnessPolicy } from '../log/index.ts';
+export { verifyBundle, type VerifiedBundle, type VerifyBundleInput } from './verify-bundle.ts';
+export { fetchVerifiedBundle, type FetchedBundle, type FetchVerifiedBundleOptions } from './fetch-bundle.ts';

@@ -113,8 +113,10 @@ describe('src/verify/index.ts', () => {
       'DEFAULT_TIMEOUT_MS',
       'createVerifier',
       'fetchVerified',
+      'fetchVerifiedBundle',
       'parseManifestRef',
       'parseWitnessPolicy',
+      'verifyBundle',
       'verifyFetched',
     ]);
   });
