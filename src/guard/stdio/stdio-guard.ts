@@ -19,6 +19,8 @@ export interface StdioGuardOptions {
   guard: ToolGuard;
   /** Argument checks and approvals for tools/call (CallGate); without it the ToolGuard alone decides. */
   gate?: CallGate;
+  /** The session to run (composeGuard's, with its observer); default a new GuardSession of `guard` and `gate`. */
+  session?: GuardSession;
   /** Called for every approval event (default: one JSON line on `errorOutput`, as findings). */
   onEvent?: (event: ApprovalEvent) => void;
   /** The MCP server to start, and its arguments (no shell). */
@@ -112,7 +114,7 @@ class StdioProxy {
 
   constructor(private readonly options: StdioGuardOptions) {
     this.guard = options.guard;
-    this.session = new GuardSession(options.guard, options.gate);
+    this.session = options.session ?? new GuardSession(options.guard, options.gate);
     this.input = options.input;
     this.output = options.output;
     this.errorOutput = options.errorOutput;
