@@ -24,6 +24,8 @@ export const guardTelemetryUsage = `  --metrics-listen [HOST:]PORT  serve guard'
 export interface GuardTelemetry {
   observer: GuardObserver | undefined;
   interceptUpstream: HttpGuardOptions['interceptUpstream'];
+  /** The stdio guard's: trace context in each forwarded message's params._meta (tracing on only). */
+  rewriteForwarded: ((text: string) => string) | undefined;
   /** JSON lines for stderr (where metrics are served, where traces go). */
   startLines: Record<string, unknown>[];
   /** Flushes the audit log and the spans, stops the listener. */
@@ -76,6 +78,7 @@ export async function startGuardTelemetry(
   return {
     observer: metrics === undefined && auditLog === undefined ? undefined : observer,
     interceptUpstream: intercept ? telemetry.createUpstreamInterceptor(metrics) : undefined,
+    rewriteForwarded: tracing?.enabled === true ? telemetry.createForwardRewriter() : undefined,
     startLines,
     async close() {
       try {

@@ -165,7 +165,8 @@ export async function runGuardCommand(args: string[]): Promise<ExitCode> {
   try {
     for (const line of [...composed.startLines, ...(telemetry?.startLines ?? [])])
       process.stderr.write(`${JSON.stringify(line)}\n`);
-    return await runStdioSession(composed.createSession(telemetry?.observer?.openSession()), run!, runArgs, env);
+    const session = composed.createSession(telemetry?.observer?.openSession());
+    return await runStdioSession(session, run!, runArgs, env, telemetry?.rewriteForwarded);
   } finally {
     await telemetry?.close();
   }
@@ -177,12 +178,14 @@ async function runStdioSession(
   command: string,
   commandArgs: string[],
   env: NodeJS.ProcessEnv,
+  rewriteForwarded: ((text: string) => string) | undefined,
 ): Promise<ExitCode> {
   const { guard, gate } = session;
   const running = startStdioGuard({
     guard,
     session,
     ...(gate === undefined ? {} : { gate }),
+    ...(rewriteForwarded === undefined ? {} : { rewriteForwarded }),
     command,
     args: commandArgs,
     env,

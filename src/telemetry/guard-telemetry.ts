@@ -126,6 +126,14 @@ export function createUpstreamInterceptor(
     });
 }
 
+/**
+ * For the stdio guard: each forwarded client message gets the context of its own `mcp.upstream` span in every
+ * request's params._meta (a stdio server has no headers; the span ends once the message is written).
+ */
+export function createForwardRewriter(): (text: string) => string {
+  return (text) => withSpan('mcp.upstream', () => injectIntoBody(text) as string);
+}
+
 const decoder = new TextDecoder();
 
 /** `_meta.traceparent` in each JSON-RPC request or notification of a JSON body; other bodies unchanged. */

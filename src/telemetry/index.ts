@@ -11,6 +11,7 @@ export {
   type UpstreamOutcome,
 } from './metrics-guard-set.ts';
 export {
+  createForwardRewriter,
   createGuardTelemetry,
   createUpstreamInterceptor,
   type GuardTelemetryDecision,
