@@ -98,3 +98,27 @@ export function resolvePipelineWorkers(flag: string | undefined, fallback: numbe
     throw new UsageError(`--pipeline-workers must be 0..16, got ${JSON.stringify(text)}`);
   return Number(text);
 }
+
+/**
+ * `--metrics-listen` (or `variable`): `PORT`, `HOST:PORT` or `[IPv6]:PORT`; the host defaults to 127.0.0.1 (issue 29
+ * §1: the metrics listener is loopback unless the operator names another interface). Undefined when not given.
+ */
+export function resolveMetricsListen(
+  flag: string | undefined,
+  variable = 'TOOLSEAL_METRICS_LISTEN',
+): { host: string; port: number } | undefined {
+  const text = flag ?? process.env[variable];
+  if (text === undefined || text === '') return undefined;
+  const match = /^(?:(\[[0-9a-fA-F:.]+\]|[^:[\]]+):)?([0-9]{1,5})$/.exec(text);
+  const port = match ? Number(match[2]) : Number.NaN;
+  if (!match || port > 65_535)
+    throw new UsageError('--metrics-listen must be PORT or HOST:PORT, for example 127.0.0.1:9464');
+  return { host: match[1] === undefined ? '127.0.0.1' : match[1].replace(/^\[|\]$/g, ''), port };
+}
+
+/** `--log-format` (or TOOLSEAL_LOG_FORMAT): `text` (the default) or `json`. */
+export function resolveLogFormat(flag: string | undefined): 'text' | 'json' {
+  const text = flag ?? process.env['TOOLSEAL_LOG_FORMAT'] ?? 'text';
+  if (text !== 'text' && text !== 'json') throw new UsageError('--log-format must be text or json');
+  return text;
+}

@@ -2,12 +2,13 @@
 // MCP 2025-06-18 "Transports" §Streamable HTTP), verified before it listens, until SIGINT or SIGTERM.
 
 import type { ApprovalsPort, GuardPolicy } from '../guard/index.ts';
-import { composeGuard } from '../guard/core/compose-guard.ts';
+import { type ComposedGuard, composeGuard } from '../guard/core/compose-guard.ts';
 import { assertUpstreamSigned } from '../guard/core/signed-server.ts';
 import { startHttpGuard } from '../guard/http/http-guard.ts';
 import type { FetchVerifiedOptions } from '../verify/index.ts';
 import { UsageError, type ExitCode } from './output.ts';
 import { fetchGuardManifest } from './verify.ts';
+import { type GuardTelemetry, type GuardTelemetryValues, startGuardTelemetry } from './guard-telemetry.ts';
 
 export const guardHttpUsage = `toolseal guard --manifest NAME@VERSION --registry URL --upstream URL --listen 127.0.0.1:PORT [--allow-origin ORIGIN]... [--locked] [--lock FILE] [--log-key KEY] [--jwks FILE] [--strict] [--policy FILE --host-token T]
   The same guard for a remote (Streamable HTTP) MCP server: verifies NAME@VERSION (when it signs a server, the
@@ -24,7 +25,7 @@ export const guardHttpUsage = `toolseal guard --manifest NAME@VERSION --registry
   --allow-origin O      also accept requests from the web origin O (repeatable)`;
 
 /** The options `toolseal guard` parsed that the HTTP mode reads. */
-export interface HttpGuardValues {
+export interface HttpGuardValues extends GuardTelemetryValues {
   upstream?: string | undefined;
   listen?: string | undefined;
   'allow-origin'?: string[] | undefined;
@@ -86,9 +87,26 @@ export async function runHttpGuard(
   });
   // With a signed server, the upstream must be one of its remotes: SERVER_NOT_SIGNED before anything is sent to it.
   assertUpstreamSigned(composed.server, values.upstream!);
-  for (const line of composed.startLines) process.stderr.write(`${JSON.stringify(line)}\n`);
+  const telemetry = await startGuardTelemetry(values, values.upstream!);
+  try {
+    for (const line of [...composed.startLines, ...(telemetry?.startLines ?? [])])
+      process.stderr.write(`${JSON.stringify(line)}\n`);
+    return await serveHttpGuard(values, port, composed, telemetry);
+  } finally {
+    await telemetry?.close();
+  }
+}
+
+async function serveHttpGuard(
+  values: HttpGuardValues,
+  port: number,
+  composed: ComposedGuard,
+  telemetry: GuardTelemetry | undefined,
+): Promise<ExitCode> {
+  const observer = telemetry?.observer;
   const guard = await startHttpGuard({
-    createPolicy: () => composed.createSession(),
+    createPolicy: () => composed.createSession(observer?.openSession()),
+    ...(telemetry?.interceptUpstream === undefined ? {} : { interceptUpstream: telemetry.interceptUpstream }),
     upstream: values.upstream!,
     port,
     allowedOrigins: values['allow-origin'] ?? [],

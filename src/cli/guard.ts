@@ -21,6 +21,7 @@ import { UsageError, type ExitCode } from './output.ts';
 import { selectServerEnvironment } from '../guard/stdio/server-environment.ts';
 import { readUserFile } from './user-files.ts';
 import { guardHttpUsage, runHttpGuard } from './guard-http.ts';
+import { guardTelemetryUsage, startGuardTelemetry } from './guard-telemetry.ts';
 import {
   fetchGuardManifest,
   hostCommandOptions,
@@ -30,7 +31,7 @@ import {
   type HostCommandValues,
 } from './verify.ts';
 
-export const guardUsage = `toolseal guard --manifest NAME@VERSION --registry URL [--locked] [--lock FILE] [--log-key KEY] [--jwks FILE] [--witness-policy FILE] [--strict] [--policy FILE --host-token T] [--env-deny NAME]... [--env-allow NAME]... [--allow-unsigned-command] [-- COMMAND [ARGS...]]
+export const guardUsage = `toolseal guard --manifest NAME@VERSION --registry URL [--locked] [--lock FILE] [--log-key KEY] [--jwks FILE] [--witness-policy FILE] [--strict] [--policy FILE --host-token T] [--env-deny NAME]... [--env-allow NAME]... [--allow-unsigned-command] [--metrics-listen [HOST:]PORT] [--audit-log FILE] [-- COMMAND [ARGS...]]
   A verifying MCP proxy. Fetches NAME@VERSION and verifies it (attestation, key, digest, log inclusion) BEFORE
   starting the MCP server COMMAND over stdio (in the folder toolseal was run from), then relays JSON-RPC between
   the client on stdin/stdout and the server. On every tools/list, each tool the server presents is compared
@@ -69,6 +70,7 @@ export const guardUsage = `toolseal guard --manifest NAME@VERSION --registry URL
   The server gets guard's environment without any TOOLSEAL_* variable (tokens never reach it) and without the
   --env-deny names; with --env-allow, only those names (never a TOOLSEAL_* one; name PATH if COMMAND is found
   through it). TOOLSEAL_REGISTRY may stand for --registry, TOOLSEAL_HOST_TOKEN for --host-token.
+${guardTelemetryUsage}
 ${guardHttpUsage}`;
 
 /** Where to fetch the manifest from and how to verify it, from the options verify shares (--lock, --log-key, --jwks). */
@@ -102,6 +104,8 @@ export async function runGuardCommand(args: string[]): Promise<ExitCode> {
       'env-deny': { type: 'string', multiple: true },
       'env-allow': { type: 'string', multiple: true },
       'allow-unsigned-command': { type: 'boolean' },
+      'metrics-listen': { type: 'string' },
+      'audit-log': { type: 'string' },
     },
     allowPositionals: true,
   });
@@ -157,20 +161,31 @@ export async function runGuardCommand(args: string[]): Promise<ExitCode> {
     command === undefined ? composeSignedCommand(composed.server, env) : [command, ...commandArgs];
   if (command !== undefined)
     assertCommandSigned(composed.server, command, commandArgs, values['allow-unsigned-command'] ?? false);
-  for (const line of composed.startLines) process.stderr.write(`${JSON.stringify(line)}\n`);
-  return runStdioSession(composed.createSession(), run!, runArgs, env);
+  const telemetry = await startGuardTelemetry(values, run!);
+  try {
+    for (const line of [...composed.startLines, ...(telemetry?.startLines ?? [])])
+      process.stderr.write(`${JSON.stringify(line)}\n`);
+    const session = composed.createSession(telemetry?.observer?.openSession());
+    return await runStdioSession(session, run!, runArgs, env, telemetry?.rewriteForwarded);
+  } finally {
+    await telemetry?.close();
+  }
 }
 
 /** Run COMMAND behind the stdio guard until it exits; its exit code is passed on as is (the guard is transparent). */
 async function runStdioSession(
-  { guard, gate }: GuardSession,
+  session: GuardSession,
   command: string,
   commandArgs: string[],
   env: NodeJS.ProcessEnv,
+  rewriteForwarded: ((text: string) => string) | undefined,
 ): Promise<ExitCode> {
-  const session = startStdioGuard({
+  const { guard, gate } = session;
+  const running = startStdioGuard({
     guard,
+    session,
     ...(gate === undefined ? {} : { gate }),
+    ...(rewriteForwarded === undefined ? {} : { rewriteForwarded }),
     command,
     args: commandArgs,
     env,
@@ -180,13 +195,14 @@ async function runStdioSession(
     output: process.stdout,
     errorOutput: process.stderr,
   });
-  const forward = (signal: NodeJS.Signals): void => session.stop(signal);
+  const forward = (signal: NodeJS.Signals): void => running.stop(signal);
   for (const signal of FORWARDED_SIGNALS) process.on(signal, forward);
   try {
-    const outcome = await session.done;
+    const outcome = await running.done;
     // The server's own exit code may be outside 0..2.
     return outcome.exitCode;
   } finally {
+    session.end();
     for (const signal of FORWARDED_SIGNALS) process.off(signal, forward);
     process.stdin.destroy();
   }

@@ -14,6 +14,8 @@ import {
   resolveDatabaseUrl,
   resolveDataDir,
   resolveKeysDir,
+  resolveLogFormat,
+  resolveMetricsListen,
   resolvePipelineWorkers,
   resolvePort,
   resolveUserPath,
@@ -22,8 +24,9 @@ import { type ExitCode, UsageError } from './output.ts';
 import { describeError } from '../core/errors.ts';
 import { readWitnessPolicyFile } from './verify.ts';
 import type { SequencerEvent } from '../server/index.ts';
+import type { RegistryTelemetryOptions } from '../server/registry-telemetry.ts';
 
-export const serveUsage = `toolseal serve [--port P] [--data DIR] [--keys DIR] [--origin URL] [--max-body-bytes N] [--pipeline-workers N] [--approval-ttl SECONDS] [--database URL] [--sequencer-lease MS] [--witness-policy FILE] [--max-pending-writes N] [--dev]
+export const serveUsage = `toolseal serve [--port P] [--data DIR] [--keys DIR] [--origin URL] [--max-body-bytes N] [--pipeline-workers N] [--approval-ttl SECONDS] [--database URL] [--sequencer-lease MS] [--witness-policy FILE] [--metrics-listen [HOST:]PORT] [--log-format text|json] [--max-pending-writes N] [--dev]
   Serves the registry on 127.0.0.1 (defaults: port 8787, data/, keys/; or TOOLSEAL_PORT, TOOLSEAL_DATA,
   TOOLSEAL_KEYS). A signing key is generated on first start. --pipeline-workers: threads that run the
   publish pipeline (default: one per core beyond the first, at most 4; or TOOLSEAL_PIPELINE_WORKERS); with
@@ -44,6 +47,11 @@ export const serveUsage = `toolseal serve [--port P] [--data DIR] [--keys DIR] [
   which witnesses are behind (docs/transparency-log.md).
   --max-pending-writes N: writes (publishes, yanks, approvals) this process keeps in flight at most (default 1024;
   or TOOLSEAL_MAX_PENDING_WRITES); one more is answered 503 SERVER_BUSY with Retry-After, having written nothing.
+  --metrics-listen [HOST:]PORT: serve Prometheus metrics at GET /metrics on a listener of its own (host
+  127.0.0.1 unless named; or TOOLSEAL_METRICS_LISTEN); the API answers /metrics with 404.
+  --log-format json: one JSON access-log line per request on stderr, and the other stderr lines as JSON too (or
+  TOOLSEAL_LOG_FORMAT). Traces go over OTLP/HTTP when the standard OTEL_* variables ask for it
+  (docs/operations.md).
   Stops gracefully on SIGTERM/SIGINT.`;
 
 export async function runServeCommand(args: string[]): Promise<ExitCode> {
@@ -63,8 +71,11 @@ export async function runServeCommand(args: string[]): Promise<ExitCode> {
       'witness-policy': { type: 'string' },
       'max-pending-writes': { type: 'string' },
       examples: { type: 'string' },
+      'metrics-listen': { type: 'string' },
+      'log-format': { type: 'string' },
     },
   });
+  const tracing = await startServeTelemetry(values['metrics-listen'], values['log-format']);
   const dataDir = resolveDataDir(values.data);
   const databaseUrl = resolveDatabaseUrl(values.database);
   const keysDir = resolveKeysDir(values.keys);
@@ -96,6 +107,10 @@ export async function runServeCommand(args: string[]): Promise<ExitCode> {
     ...(maxPendingWrites === undefined ? {} : { maxPendingWrites }),
     sequencing: { ...(leaseMs === undefined ? {} : { leaseMs }), onEvent: printSequencerEvent },
     ...(witnessPolicy === undefined ? {} : { witnessing: { policy: witnessPolicy, onError: printWitnessError } }),
+    ...(tracing.options === undefined ? {} : { telemetry: tracing.options }),
+  }).catch(async (error: unknown) => {
+    await tracing.shutdown();
+    throw error;
   });
   try {
     const lines = [
@@ -104,6 +119,8 @@ export async function runServeCommand(args: string[]): Promise<ExitCode> {
       `  data: ${databaseUrl === undefined ? dataDir : redactDatabaseUrl(databaseUrl)}  keys: ${keysDir}  signing key: ${await server.registry.activeKid()}  pipeline workers: ${server.pipelineWorkers}  writer thread: ${server.writerThread ? 'yes' : 'no'}`,
     ];
     const role = server.registry.sequencingRole;
+    if (server.metricsUrl !== undefined) lines.push(`  metrics: ${server.metricsUrl}`);
+    if (tracing.enabled) lines.push(`  traces: ${tracing.endpoint}`);
     if (role !== undefined)
       lines.push(`  log: shared with other processes on this database; this one is the ${role} now`);
     if (values.dev)
@@ -122,8 +139,58 @@ export async function runServeCommand(args: string[]): Promise<ExitCode> {
     process.stdout.write(`toolseal: ${signal} received, finishing in-flight requests\n`);
   } finally {
     await server.close();
+    await tracing.shutdown();
   }
   return 0;
+}
+
+/** `serve --log-format`: how the stderr lines below are written. */
+let logFormat: 'text' | 'json' = 'text';
+
+/** One stderr line: the text, or with --log-format json the event as one JSON line. */
+function printLogLine(text: string, fields: Record<string, unknown>): void {
+  process.stderr.write(
+    logFormat === 'json' ? `${JSON.stringify({ time: new Date().toISOString(), ...fields })}\n` : text,
+  );
+}
+
+interface ServeTelemetry {
+  /** What the server is to start (undefined: no telemetry at all). */
+  options?: RegistryTelemetryOptions;
+  enabled: boolean;
+  endpoint?: string;
+  shutdown(): Promise<void>;
+}
+
+/** --metrics-listen, --log-format, and tracing from the OTEL_* variables (OpenTelemetry loaded only then). */
+async function startServeTelemetry(
+  listenFlag: string | undefined,
+  formatFlag: string | undefined,
+): Promise<ServeTelemetry> {
+  const metricsListen = resolveMetricsListen(listenFlag);
+  logFormat = resolveLogFormat(formatFlag);
+  const tracing = await startServeTracing();
+  if (metricsListen === undefined && logFormat === 'text' && !tracing.enabled) return tracing;
+  const options: RegistryTelemetryOptions = {
+    ...(metricsListen === undefined ? {} : { metricsListen }),
+    tracing: tracing.enabled,
+    ...(logFormat === 'json' ? { accessLog: (line: string) => process.stderr.write(line) } : {}),
+  };
+  return { ...tracing, options };
+}
+
+/** Tracing from the OTEL_* variables; OpenTelemetry is loaded only when they ask for it. */
+async function startServeTracing(): Promise<ServeTelemetry> {
+  const { resolveTracesEndpoint } = await import('../telemetry/tracing-environment.ts');
+  if (resolveTracesEndpoint(process.env).url === undefined) return { enabled: false, shutdown: async () => {} };
+  const { startTracing } = await import('../telemetry/tracing.ts');
+  const tracing = startTracing({ serviceName: 'toolseal-registry' });
+  if (!tracing.enabled) process.stderr.write(`toolseal: tracing off: ${tracing.reason}\n`);
+  return {
+    enabled: tracing.enabled,
+    ...(tracing.endpoint === undefined ? {} : { endpoint: tracing.endpoint }),
+    shutdown: () => tracing.shutdown(),
+  };
 }
 
 /** --approval-ttl (or TOOLSEAL_APPROVAL_TTL): 1 to 86400 seconds in decimal digits. */
@@ -162,18 +229,24 @@ async function describeDevRegistry(
 
 /** A witness that failed (down, slow, garbage, a cosignature that does not verify): one line on stderr. */
 function printWitnessError(witness: string, message: string): void {
-  process.stderr.write(`toolseal: witness ${witness}: ${message}\n`);
+  printLogLine(`toolseal: witness ${witness}: ${message}\n`, { event: 'witness-error', witness, message });
 }
 
 /** Lease changes and sequencing failures on stderr, one line each (never a URL or a secret). */
 function printSequencerEvent(event: SequencerEvent): void {
   if (event.type === 'role') {
-    process.stderr.write(
+    printLogLine(
       event.role === 'sequencer'
         ? `toolseal: this process now sequences the log (lease epoch ${event.epoch})\n`
         : `toolseal: the sequencer lease passed to another process (epoch ${event.epoch})\n`,
+      { event: 'sequencer-role', role: event.role, epoch: event.epoch },
     );
   } else {
-    process.stderr.write(`toolseal: sequencer ${event.where}: ${describeError(event.error)}\n`);
+    const message = describeError(event.error);
+    printLogLine(`toolseal: sequencer ${event.where}: ${message}\n`, {
+      event: 'sequencer-error',
+      where: event.where,
+      message,
+    });
   }
 }

@@ -20,6 +20,9 @@ import { mountOfficialRegistryRoutes } from './routes/official-registry.ts';
 import { mountPublishRoutes } from './routes/publish.ts';
 import { mountYankRoutes } from './routes/yank.ts';
 import { mountWebRoutes } from '../web/index.ts';
+import type { RegistryMetrics } from '../telemetry/index.ts';
+import { createAccessLog } from './middleware/access-log.ts';
+import { createRequestTelemetry } from './middleware/request-telemetry.ts';
 
 export interface AppDeps {
   registry: Registry;
@@ -33,6 +36,17 @@ export interface AppDeps {
   onUnexpectedError?: (error: unknown) => void;
   /** The witnesses (`serve --witness-policy`): cosignatures merged into served checkpoints, status in /healthz. */
   witnesses?: ServedWitnesses;
+  /** Telemetry (issue 29): request spans and metrics, the JSON access log. Absent: no middleware at all. */
+  telemetry?: AppTelemetry;
+}
+
+export interface AppTelemetry {
+  /** Request, publish and write metrics (`serve --metrics-listen`). */
+  metrics?: RegistryMetrics;
+  /** Request spans (tracing was started: `OTEL_*`). */
+  tracing?: boolean;
+  /** Access log lines (`serve --log-format json`). */
+  accessLog?: (line: string) => void;
 }
 
 /** Build the registry's HTTP API. No side effects: nothing listens until the caller serves it. */
@@ -43,6 +57,10 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const onUnexpectedError = deps.onUnexpectedError ?? ((e) => console.error('toolseal: unexpected error', e));
   app.onError((error, c) => respondToError(c, error, onUnexpectedError));
   app.notFound(respondToUnknownRoute);
+  const telemetry = deps.telemetry;
+  if (telemetry?.accessLog !== undefined) app.use(createAccessLog({ write: telemetry.accessLog }));
+  if (telemetry?.metrics !== undefined || telemetry?.tracing === true)
+    app.use(createRequestTelemetry(telemetry.metrics));
   // Registration order is the order the routes were always matched in.
   const witnesses = deps.witnesses;
   const cosign: CheckpointDecorator = witnesses ? (note) => witnesses.withCosignatures(note) : (note) => note;

@@ -16,6 +16,7 @@ import { isDatabaseUrl, openPostgresStore } from '../store/postgres/index.ts';
 import { openStore } from '../store/sqlite/index.ts';
 import { type DataDirLock, lockDataDir } from './data-dir-lock.ts';
 import { startWitnessing, type WitnessingOptions } from './witnessing.ts';
+import type { RegistryTelemetryOptions } from './registry-telemetry.ts';
 
 /**
  * What a registry is opened with: the registry's own options (keys, origin, clock, limits, where the pipeline runs and
@@ -91,6 +92,8 @@ export interface RegistryServerOptions extends Omit<RegistryConfig, 'origin' | '
   app?: Omit<AppDeps, 'registry'>;
   /** Submit every checkpoint to these witnesses and serve their cosignatures (witnessing.ts). */
   witnessing?: Omit<WitnessingOptions, 'registry' | 'dataDir'>;
+  /** Metrics listener, request spans, access log (issue 29; registry-telemetry.ts). */
+  telemetry?: RegistryTelemetryOptions;
 }
 
 /** How a server on a PostgreSQL server keeps the sequencer lease, unless told otherwise (sequencer.ts has the rest). */
@@ -102,6 +105,8 @@ export interface RunningRegistryServer extends OpenedRegistry {
   origin: string;
   pipelineWorkers: number;
   writerThread: boolean;
+  /** `http://127.0.0.1:PORT/metrics` when `telemetry.metricsListen` was given. */
+  metricsUrl?: string;
 }
 
 type Fetch = (request: Request, env?: unknown) => Response | Promise<Response>;
@@ -131,7 +136,13 @@ async function startLockedRegistryServer(
   lock: DataDirLock,
 ): Promise<RunningRegistryServer> {
   const workers = options.pipelineWorkers ?? 0;
-  const pipeline = workers > 0 ? startPipelinePool(workers) : inlinePipeline;
+  // Loaded only when asked for: a server without telemetry never loads prom-client or OpenTelemetry.
+  const telemetry =
+    options.telemetry === undefined
+      ? undefined
+      : (await import('./registry-telemetry.ts')).createRegistryTelemetry(options.telemetry);
+  const basePipeline = workers > 0 ? startPipelinePool(workers) : inlinePipeline;
+  const pipeline = telemetry?.wrapPipeline(basePipeline) ?? basePipeline;
   let committer: PublishCommitter | undefined;
   let server: RunningServer | undefined;
   let opened: OpenedRegistry | undefined;
@@ -144,7 +155,8 @@ async function startLockedRegistryServer(
     server = await startHttpServer(
       { fetch: (request, env) => (app ?? { fetch: starting }).fetch(request, env) },
       options.port,
-      { fastReads: cache },
+      // With telemetry every request goes through the app (its middleware counts and logs it).
+      { fastReads: telemetry === undefined ? cache : undefined },
     );
     const origin = options.origin ?? server.url;
     // The writer thread opens a SQLite store of its own: on PostgreSQL, publishes commit on the event loop.
@@ -167,10 +179,12 @@ async function startLockedRegistryServer(
       : undefined;
     app = createApp({
       ...options.app,
-      registry: opened.registry,
+      registry: telemetry?.wrapRegistry(opened.registry) ?? opened.registry,
       cache,
+      ...(telemetry === undefined ? {} : { telemetry: telemetry.app }),
       ...(witnessing === undefined ? {} : { witnesses: witnessing }),
     });
+    const metricsListener = await telemetry?.listen(opened.registry, witnessing);
     const running = server;
     const registry = opened;
     return {
@@ -180,9 +194,11 @@ async function startLockedRegistryServer(
       origin,
       pipelineWorkers: workers,
       writerThread: committer !== undefined,
+      ...(metricsListener === undefined ? {} : { metricsUrl: metricsListener.url }),
       close: async () => {
         try {
           await running.close();
+          await metricsListener?.close();
           witnessing?.close();
           await registry.close();
         } finally {

@@ -1,5 +1,5 @@
 // src/telemetry's surface (issue 29): what serve, guard, src/http and the registry side import to record metrics,
-// audit decisions and spans. Nothing here is wired in yet (docs/operations.md).
+// audit decisions and spans (docs/operations.md). Guard loads it lazily (src/cli/guard-telemetry.ts).
 
 export { type AuditLog, type AuditLogContents, type AuditLogOptions, openAuditLog, readAuditLog } from './audit-log.ts';
 export { type AuditDecision, type AuditDecisionKind, type AuditRecord, describeUpstream } from './audit-record.ts';
@@ -10,6 +10,15 @@ export {
   type GuardReason,
   type UpstreamOutcome,
 } from './metrics-guard-set.ts';
+export {
+  createForwardRewriter,
+  createGuardTelemetry,
+  createUpstreamInterceptor,
+  type GuardTelemetryDecision,
+  type GuardTelemetryOptions,
+  type GuardTelemetrySession,
+  type InterceptedRequest,
+} from './guard-telemetry.ts';
 export { type MetricsListener, type MetricsListenerOptions, startMetricsListener } from './metrics-listener.ts';
 export { createMetricsRegistry, type MetricsRegistry } from './metrics-registry.ts';
 export {
@@ -26,6 +35,8 @@ export {
   injectMcpTraceMeta,
   injectTraceHeaders,
   isTracingEnabled,
+  readEpochMs,
+  recordSpan,
   type SpanHandle,
   withSpan,
 } from './spans.ts';

@@ -11,6 +11,8 @@ export interface MetricsListenerOptions {
   /** Port (0 picks a free one). */
   port: number;
   registry: MetricsRegistry;
+  /** Called before each scrape is rendered (to read gauges such as the log size); a failure answers 500. */
+  refresh?: () => Promise<void> | void;
 }
 
 export interface MetricsListener {
@@ -25,20 +27,23 @@ function answer(response: import('node:http').ServerResponse, status: number, te
   response.end(text);
 }
 
-function handle(server: Server, registry: MetricsRegistry): void {
+function handle(server: Server, registry: MetricsRegistry, refresh: MetricsListenerOptions['refresh']): void {
   server.on('request', (request, response) => {
     const path = (request.url ?? '').split('?')[0];
     if (path !== '/metrics') return answer(response, 404, 'not found\n');
     if (request.method !== 'GET' && request.method !== 'HEAD') {
       return answer(response, 405, 'method not allowed\n', { allow: 'GET, HEAD' });
     }
-    registry.render().then(
-      (text) => {
-        response.writeHead(200, { 'content-type': registry.contentType, 'cache-control': 'no-store' });
-        response.end(request.method === 'HEAD' ? undefined : text);
-      },
-      () => answer(response, 500, 'metrics unavailable\n'),
-    );
+    Promise.resolve()
+      .then(refresh)
+      .then(() => registry.render())
+      .then(
+        (text) => {
+          response.writeHead(200, { 'content-type': registry.contentType, 'cache-control': 'no-store' });
+          response.end(request.method === 'HEAD' ? undefined : text);
+        },
+        () => answer(response, 500, 'metrics unavailable\n'),
+      );
   });
 }
 
@@ -46,7 +51,7 @@ function handle(server: Server, registry: MetricsRegistry): void {
 export async function startMetricsListener(options: MetricsListenerOptions): Promise<MetricsListener> {
   const host = options.host ?? '127.0.0.1';
   const server = createServer({ requestTimeout: 10_000, headersTimeout: 10_000 });
-  handle(server, options.registry);
+  handle(server, options.registry, options.refresh);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, host, () => {

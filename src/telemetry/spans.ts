@@ -71,6 +71,21 @@ export function withSpan<T>(name: string, body: (span: SpanHandle) => T, attribu
   });
 }
 
+/**
+ * Records a span that has already happened, from `startMs` to `endMs` (milliseconds since the epoch), as a child of
+ * the active span: for a stage whose start and end are only known from outside (the commit after the pipeline).
+ */
+export function recordSpan(name: string, startMs: number, endMs: number, attributes?: Attributes): void {
+  if (!enabled) return;
+  const span = trace.getTracer(TRACER_NAME).startSpan(name, { attributes, startTime: startMs }, context.active());
+  span.end(endMs);
+}
+
+/** Milliseconds since the epoch, with performance.now()'s resolution (for recordSpan). */
+export function readEpochMs(): number {
+  return performance.timeOrigin + performance.now();
+}
+
 type HeaderCarrier = Record<string, string | string[] | undefined>;
 
 const headerGetter = {

@@ -29,12 +29,13 @@ import {
   type ApprovalEventName,
   asRefusal,
   event,
+  type GateAudit,
   type GateOutcome,
   refuse,
 } from './call-refusals.ts';
 import { REFUSAL_META_KEY } from './guard-types.ts';
 
-export type { ApprovalEvent, ApprovalEventName, GateOutcome } from './call-refusals.ts';
+export type { ApprovalEvent, ApprovalEventName, GateAudit, GateOutcome } from './call-refusals.ts';
 import { type GuardPolicy, matchPolicy } from './policy.ts';
 
 /** What the gate needs from the registry: the methods of ApprovalsClient (src/client/approvals.ts) with a host token. */
@@ -163,7 +164,12 @@ export class CallGate {
       return refuse(requestId, signed, refusal, events);
     }
     if (this.policy === undefined || matchPolicy(this.policy, signed.tool, call.arguments.value).length === 0)
-      return { forward: true, reply: undefined, events };
+      return {
+        forward: true,
+        reply: undefined,
+        events,
+        audit: { toolDigest: signed.toolDigest, actionDigest: null, code: null, approvalId: null },
+      };
     // The request was read and its arguments checked once, above: bind them (the material view, the digest).
     const action = bindCheckedAction(signed, call.arguments, this.audience!);
     const pending: Pending = {
@@ -283,7 +289,13 @@ export class CallGate {
         ...event('approval-consumed', signed, id, action.digest, undefined),
         message: `approval ${id} consumed (log index ${transition.logIndex}); the call was forwarded`,
       });
-      return { outcome: { forward: true, reply: undefined, events } };
+      const audit: GateAudit = {
+        toolDigest: signed.toolDigest,
+        actionDigest: action.digest,
+        code: null,
+        approvalId: id,
+      };
+      return { outcome: { forward: true, reply: undefined, events, audit } };
     } catch (error) {
       const refusal = asRefusal(error);
       const name = refusal.code === 'APPROVAL_PENDING' ? 'approval-pending' : 'approval-refused';
@@ -315,8 +327,14 @@ export class CallGate {
         message: `approval ${approval.id} is ${approval.status}: ${formatApprovalPage(approval)}`,
       });
     }
-    if (pending.call.id === null) return { forward: false, reply: undefined, events };
     const code = name === 'approval-requested' ? 'APPROVAL_REQUIRED' : 'APPROVAL_PENDING';
+    const audit: GateAudit = {
+      toolDigest: signed.toolDigest,
+      actionDigest: action.digest,
+      code,
+      approvalId: approval.id,
+    };
+    if (pending.call.id === null) return { forward: false, reply: undefined, events, audit };
     const text =
       `toolseal guard (${code}): this call of ${signed.tool.name} (${signed.manifest}) needs an operator's approval before it ` +
       `runs. Approval request ${approval.id} for action digest ${action.digest} is ${approval.status} until ` +
@@ -349,7 +367,7 @@ export class CallGate {
         },
       },
     };
-    return { forward: false, reply: JSON.stringify(reply), events };
+    return { forward: false, reply: JSON.stringify(reply), events, audit };
   }
 }
 

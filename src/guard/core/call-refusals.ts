@@ -44,6 +44,18 @@ export interface GateOutcome {
   /** The answer to the client (exact JSON text) when not forwarded and the call has an id. */
   reply: string | undefined;
   events: ApprovalEvent[];
+  /** The decision's digests, code and approval, for the audit log (issue 29 §3); never an argument. */
+  audit?: GateAudit;
+}
+
+/** One gate decision as the audit log records it. */
+export interface GateAudit {
+  toolDigest: Sha256Digest;
+  /** The action digest, once computed (only calls a policy rule matched have one). */
+  actionDigest: Sha256Digest | null;
+  /** Why it was not forwarded (APPROVAL_REQUIRED / APPROVAL_PENDING when an approval was asked for); null when forwarded. */
+  code: ErrorCode | null;
+  approvalId: string | null;
 }
 
 /** Refusals whose messages quote argument values (the registry's checks of an envelope too). */
@@ -111,7 +123,13 @@ export function refuse(
   approvalId?: string,
   digest?: Sha256Digest,
 ): GateOutcome {
-  if (requestId === null) return { forward: false, reply: undefined, events };
+  const audit: GateAudit = {
+    toolDigest: signed.toolDigest,
+    actionDigest: digest ?? null,
+    code: refusal.code,
+    approvalId: approvalId ?? null,
+  };
+  if (requestId === null) return { forward: false, reply: undefined, events, audit };
   const data: JsonObject = {
     code: refusal.code,
     pointer: refusal.pointer ?? '',
@@ -125,5 +143,5 @@ export function refuse(
     `toolseal guard did not run this call of ${signed.tool.name} (${signed.manifest}): ${refusal.code}${at}: ` +
     `${refusal.message.replace(/\.$/, '')}.${NEXT_STEP[refusal.code] === undefined ? '' : ` ${NEXT_STEP[refusal.code]}`}`;
   const result = { content: [{ type: 'text', text }], isError: true, _meta: { [REFUSAL_META_KEY]: data } };
-  return { forward: false, reply: JSON.stringify({ jsonrpc: '2.0', id: requestId, result }), events };
+  return { forward: false, reply: JSON.stringify({ jsonrpc: '2.0', id: requestId, result }), events, audit };
 }

@@ -6,6 +6,7 @@ import type { Sha256Digest } from '../../core/digest.ts';
 import { selectSignedTool } from '../../dispatch/action-digest.ts';
 import { type ManifestServer, parseStrict, SIGNED_MANIFEST_PARSE_LIMITS } from '../../pipeline/index.ts';
 import { type ApprovalsPort, CallGate } from './call-gate.ts';
+import type { GuardSessionObserver } from './guard-observer.ts';
 import { GuardSession } from './guard-session.ts';
 import { findUnmeasuredMoneyTools, type GuardPolicy } from './policy.ts';
 import { ToolGuard } from './tool-guard.ts';
@@ -42,8 +43,11 @@ export interface ComposedGuard {
   /** The signed `server` member (issue 27), if the manifest has one: what signed-server.ts compares a server with. */
   readonly server: ManifestServer | undefined;
   readonly toolNames: readonly string[];
-  /** A fresh session: its own ToolGuard (what this session's server presented), the shared gate. */
-  createSession(): GuardSession;
+  /**
+   * A fresh session: its own ToolGuard (what this session's server presented), the shared gate, and the observer
+   * told its decisions (`guard --metrics-listen`, `--audit-log`), if any.
+   */
+  createSession(observer?: GuardSessionObserver): GuardSession;
   /**
    * The JSON lines guard writes on stderr at start: `verified`, and `money-unmeasured` when a money rule gates a
    * money tool that names no amount argument (every call of it needs approval).
@@ -105,10 +109,10 @@ export async function composeGuard(
     server: readSignedServer(verified.bytes),
     toolNames: first.toolNames,
     startLines,
-    createSession: () => {
+    createSession: (observer) => {
       const guard = spare ?? createGuard();
       spare = undefined;
-      return new GuardSession(guard, gate);
+      return new GuardSession(guard, gate, observer);
     },
   };
 }

@@ -6,7 +6,8 @@
 import { describeError } from '../../core/errors.ts';
 import { isJsonObject, type JsonValue } from '../../core/json.ts';
 import type { ApprovalEvent, CallGate, GateOutcome } from './call-gate.ts';
-import { GUARD_CALL_REFUSED_CODE, type GuardDecision, type GuardMessage } from './guard-types.ts';
+import type { GuardSessionObserver } from './guard-observer.ts';
+import { GUARD_CALL_REFUSED_CODE, type GuardDecision, type GuardFinding, type GuardMessage } from './guard-types.ts';
 import { findElementSpans, findRootSpan } from './json-spans.ts';
 import { buildMessage, type ToolGuard } from './tool-guard.ts';
 
@@ -22,11 +23,20 @@ export class GuardSession {
     readonly guard: ToolGuard,
     /** Without a gate, tools/call arguments are not checked (the ToolGuard alone, as before issue 13). */
     readonly gate?: CallGate,
+    /** Told every decision (metrics, audit log: issue 29); absent, nothing is reported. */
+    private readonly observer?: GuardSessionObserver,
   ) {}
+
+  /** The MCP session ended: its observer is told (idempotent). */
+  end(): void {
+    this.observer?.end();
+  }
 
   /** A message (or batch) from the server, bound for the client: the ToolGuard decides (no I/O). */
   fromServer(message: unknown): SessionDecision {
-    return withEvents(this.guard.fromServer(message), []);
+    const decision = this.guard.fromServer(message);
+    if (this.observer !== undefined) reportFindings(this.observer, decision.findings);
+    return withEvents(decision, []);
   }
 
   /**
@@ -38,8 +48,11 @@ export class GuardSession {
    * once the registry has answered, if asked.
    */
   async fromClient(message: unknown, text?: string, parsedFromText = false): Promise<SessionDecision> {
-    if (this.gate === undefined || this.guard.isRefused || !hasToolCall(message))
-      return withEvents(this.guard.fromClient(message, text), []);
+    if (this.gate === undefined || this.guard.isRefused || !hasToolCall(message)) {
+      const decision = this.guard.fromClient(message, text);
+      if (this.observer !== undefined) reportFindings(this.observer, decision.findings);
+      return withEvents(decision, []);
+    }
     const parsed = parsedFromText && text !== undefined;
     if (!Array.isArray(message)) return this.decideOne(this.gate, message, text, parsed);
     return this.decideBatch(this.gate, message, text, parsed);
@@ -52,6 +65,7 @@ export class GuardSession {
     parsedFromText: boolean,
   ): Promise<SessionDecision> {
     const decision = this.guard.fromClient(item, text);
+    if (this.observer !== undefined) reportFindings(this.observer, decision.findings);
     if (decision.forward === undefined || !isToolCall(item)) return withEvents(decision, []);
     const params = item['params'] as Record<string, unknown>;
     const id = item['id'];
@@ -67,6 +81,7 @@ export class GuardSession {
       // Fail closed: a call the gate could not decide is not forwarded.
       outcome = { forward: false, reply: failureReply(requestId, error), events: [] };
     }
+    if (this.observer !== undefined) reportGateOutcome(this.observer, params['name'] as string, outcome);
     if (outcome.forward) return withEvents(decision, outcome.events);
     return {
       forward: undefined,
@@ -116,6 +131,47 @@ export class GuardSession {
     if (replies.length > 0) result.reply = buildMessage(`[${replies.map(unwrapBatch).join(',')}]`);
     return result;
   }
+}
+
+/** Tool findings as decisions: a withheld tool, a refused call, a refused session (other findings decide nothing). */
+function reportFindings(observer: GuardSessionObserver, findings: readonly GuardFinding[]): void {
+  for (const finding of findings) {
+    const decision =
+      finding.event === 'tool-withheld'
+        ? 'withheld'
+        : finding.event === 'call-refused'
+          ? 'refused'
+          : finding.event === 'session-refused'
+            ? 'session-refused'
+            : undefined;
+    if (decision === undefined) continue;
+    observer.decided({
+      tool: finding.tool,
+      toolDigest: null,
+      actionDigest: null,
+      decision,
+      reason: finding.reason,
+      approvalId: null,
+    });
+  }
+}
+
+/** The gate's decision on one call of `tool` (a signed tool the ToolGuard let through). */
+function reportGateOutcome(observer: GuardSessionObserver, tool: string, outcome: GateOutcome): void {
+  const audit = outcome.audit;
+  const code = audit?.code ?? null;
+  observer.decided({
+    tool,
+    toolDigest: audit?.toolDigest ?? null,
+    actionDigest: audit?.actionDigest ?? null,
+    decision: outcome.forward
+      ? 'forwarded'
+      : code === 'APPROVAL_REQUIRED' || code === 'APPROVAL_PENDING'
+        ? 'approval-requested'
+        : 'refused',
+    reason: outcome.forward ? null : (code ?? 'INTERNAL'),
+    approvalId: audit?.approvalId ?? null,
+  });
 }
 
 /** The decision with `events` (built member by member: an object spread with a member added is slow in V8). */

@@ -73,6 +73,14 @@ export interface HttpGuardOptions {
   onEvent?: (event: ApprovalEvent) => void;
   /** A fetch to reach the server with (default: undici over pooled keep-alive connections; redirects never followed). */
   fetch?: typeof fetch;
+  /**
+   * Wraps every request to the server, as the guard would send it after its decisions (issue 29: timing, W3C trace
+   * context in the headers and `_meta`); it must call `send` once.
+   */
+  interceptUpstream?: (
+    request: UpstreamRequest,
+    send: (request: UpstreamRequest) => Promise<UpstreamAnswer>,
+  ) => Promise<UpstreamAnswer>;
 }
 
 export interface HttpGuard {
@@ -173,6 +181,8 @@ class HttpGuardServer implements SessionHost {
   }
 
   send(request: UpstreamRequest): Promise<UpstreamAnswer> {
+    const intercept = this.options.interceptUpstream;
+    if (intercept !== undefined) return intercept(request, (outgoing) => this.upstreamClient.send(outgoing));
     return this.upstreamClient.send(request);
   }
 
@@ -187,6 +197,7 @@ class HttpGuardServer implements SessionHost {
   }
 
   ended(session: HttpGuardSession, refused: boolean): void {
+    (session.policy as { end?: () => void }).end?.();
     this.starting.delete(session);
     if (session.id === undefined) return;
     if (this.sessions.get(session.id) === session) this.sessions.delete(session.id);

@@ -13,12 +13,19 @@ import { GuardSession } from '../core/guard-session.ts';
 import { GUARD_PARSE_ERROR_CODE, type GuardDecision, type GuardFinding } from '../core/guard-types.ts';
 import { selectServerEnvironment } from './server-environment.ts';
 import { LineSplitter, decodeLine, parseLine, terminateLine } from './stdio-framing.ts';
-import type { ToolGuard } from '../core/tool-guard.ts';
+import { buildMessage, type ToolGuard } from '../core/tool-guard.ts';
 
 export interface StdioGuardOptions {
   guard: ToolGuard;
   /** Argument checks and approvals for tools/call (CallGate); without it the ToolGuard alone decides. */
   gate?: CallGate;
+  /**
+   * Rewrites each client message forwarded to the server, after the guard decided (and the gate computed the action
+   * digest): `guard` with OTEL_* adds `params._meta.traceparent` (issue 29 §2). The text is one JSON message or batch.
+   */
+  rewriteForwarded?: (text: string) => string;
+  /** The session to run (composeGuard's, with its observer); default a new GuardSession of `guard` and `gate`. */
+  session?: GuardSession;
   /** Called for every approval event (default: one JSON line on `errorOutput`, as findings). */
   onEvent?: (event: ApprovalEvent) => void;
   /** The MCP server to start, and its arguments (no shell). */
@@ -112,7 +119,7 @@ class StdioProxy {
 
   constructor(private readonly options: StdioGuardOptions) {
     this.guard = options.guard;
-    this.session = new GuardSession(options.guard, options.gate);
+    this.session = options.session ?? new GuardSession(options.guard, options.gate);
     this.input = options.input;
     this.output = options.output;
     this.errorOutput = options.errorOutput;
@@ -311,9 +318,14 @@ class StdioProxy {
       return;
     }
     // With the line's text, a message the guard changes keeps every other byte.
-    const decision = await this.session.fromClient(message, text);
+    let decision = await this.session.fromClient(message, text);
     if (this.refused) return;
     for (const event of decision.events) this.reportEvent(event);
+    const rewrite = this.options.rewriteForwarded;
+    if (rewrite !== undefined && decision.forward !== undefined) {
+      const forwarded = decision.forward === 'original' ? text : decision.forward.text;
+      decision = { ...decision, forward: buildMessage(rewrite(forwarded)) };
+    }
     this.apply(decision, line, this.serverIn, this.output, this.input);
   }
 

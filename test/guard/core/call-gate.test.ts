@@ -142,6 +142,13 @@ describe('CallGate: arguments, with or without a policy', () => {
       forward: true,
       reply: undefined,
       events: [],
+      // What the audit log records (issue 29 §3): no policy rule matched, so no action digest.
+      audit: {
+        toolDigest: selectSignedTool(signedBytes, 'refund', ORIGIN).toolDigest,
+        actionDigest: null,
+        code: null,
+        approvalId: null,
+      },
     });
     const notification = '{"jsonrpc":"2.0","method":"tools/call","params":{"name":"refund","arguments":{}}}';
     const outcome = await gate.decideCall('refund', null, encoder.encode(notification));

@@ -44,6 +44,10 @@ export interface HttpTestServer {
   received: string[];
   /** Every HTTP request: its method and Authorization header. */
   requests: { method: string; authorization: string | undefined; sessionId: string | undefined }[];
+  /** The traceparent header of every HTTP request (undefined when absent), in order. */
+  traceparents: (string | undefined)[];
+  /** The params._meta of every tools/call received (undefined when absent), in order. */
+  callMetas: unknown[];
   /** Open sessions. */
   readonly sessionCount: number;
   /** Change delete_note's description from now on, announcing it with list_changed in every session or not. */
@@ -60,6 +64,8 @@ export async function startHttpTestServer(options: HttpServerOptions = {}): Prom
   const mode = options.mode ?? 'faithful';
   const received: string[] = [];
   const requests: HttpTestServer['requests'] = [];
+  const traceparents: HttpTestServer['traceparents'] = [];
+  const callMetas: unknown[] = [];
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const servers = new Set<Server>();
   const state = { pulled: false, held: undefined as string | number | undefined, release: () => {} };
@@ -95,6 +101,7 @@ export async function startHttpTestServer(options: HttpServerOptions = {}): Prom
     server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
       const { name, arguments: args = {} } = request.params;
       received.push(`tools/call ${name}`);
+      callMetas.push(request.params._meta);
       if (name === 'add') {
         const sum = Number(args['a']) + Number(args['b']);
         return { content: [{ type: 'text', text: String(sum) }], structuredContent: { sum } };
@@ -121,6 +128,7 @@ export async function startHttpTestServer(options: HttpServerOptions = {}): Prom
 
   const http = createServer((req, res) => {
     const sessionId = req.headers['mcp-session-id'];
+    traceparents.push(typeof req.headers.traceparent === 'string' ? req.headers.traceparent : undefined);
     requests.push({
       method: req.method ?? '',
       authorization: req.headers.authorization,
@@ -146,6 +154,8 @@ export async function startHttpTestServer(options: HttpServerOptions = {}): Prom
     url: `http://127.0.0.1:${port}/mcp`,
     received,
     requests,
+    traceparents,
+    callMetas,
     get sessionCount() {
       return transports.size;
     },
