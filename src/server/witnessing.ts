@@ -33,6 +33,7 @@ export interface WitnessingOptions {
   onError?: (witness: string, message: string) => void;
   /** Submitter tuning (tests). */
   minIntervalMs?: number;
+  timeoutMs?: number;
   initialBackoffMs?: number;
   maxBackoffMs?: number;
 }
@@ -59,6 +60,7 @@ export function startWitnessing(options: WitnessingOptions): RegistryWitnessing 
       registry.log.proveConsistency(from, to).map((hash) => decodeBase64Strict(hash) as Uint8Array),
     ...(options.onError === undefined ? {} : { onError: options.onError }),
     ...(options.minIntervalMs === undefined ? {} : { minIntervalMs: options.minIntervalMs }),
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
     ...(options.initialBackoffMs === undefined ? {} : { initialBackoffMs: options.initialBackoffMs }),
     ...(options.maxBackoffMs === undefined ? {} : { maxBackoffMs: options.maxBackoffMs }),
   });
