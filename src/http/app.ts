@@ -54,7 +54,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   mountBlobRoutes(app, registry, cache, cosign);
   mountLogRoutes(app, registry, cosign);
   mountOfficialRegistryRoutes(app, registry);
-  mountWebRoutes(app, registry);
+  mountWebRoutes(app, registry, witnesses?.cosigners ?? []);
   return app;
 }
 

@@ -9,6 +9,7 @@ import { decodeBase64Strict } from '../core/bytes.ts';
 import { ToolsealError } from '../core/errors.ts';
 import type { ServedWitnesses } from '../http/app-env.ts';
 import { writeFileAtomic } from '../lock/atomic-file.ts';
+import { formatCosignerVkey } from '../log/cosignature.ts';
 import { parseVerifierString } from '../log/note.ts';
 import type { WitnessPolicy } from '../log/policy.ts';
 import type { Registry } from '../registry/registry.ts';
@@ -81,7 +82,12 @@ export function startWitnessing(options: WitnessingOptions): RegistryWitnessing 
   feed();
   const timer = setInterval(feed, POLL_MS);
   timer.unref();
+  const cosigners = [...policy.witnesses.values()].map((w) => ({
+    name: w.name,
+    vkey: formatCosignerVkey(w.key.name, w.key.publicKey),
+  }));
   return {
+    cosigners,
     withCosignatures: (note) => submitter.withCosignatures(note),
     status: () => submitter.status(),
     close: () => {
