@@ -1,14 +1,16 @@
 // The witness bench (issue 25 "Figures"): publishing over HTTP to a registry with three witnesses configured
-// (`serve --witness-policy`, three real `toolseal witness` servers in this process) against one with none, in the
+// (`serve --witness-policy`, three real `toolseal witness serve` processes, as they run elsewhere in production;
+// on this machine they still share its CPUs) against one with none, in the
 // same run, alternating rounds (scripts/bench-stats.ts) so a noisy machine slows both alike. The figure: the
 // witnessed registry's publish rate within 10% of the bare one; and that every witness cosigned the final checkpoint.
 
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseWitnessPolicy } from '../src/log/index.ts';
 import { type RunningRegistryServer, startRegistryServer } from '../src/server/index.ts';
-import { initWitness, type RunningWitness, startWitnessServer } from '../src/witness/index.ts';
+import { initWitness } from '../src/witness/index.ts';
 import { measureAlternating, median } from './bench-stats.ts';
 
 const NAMESPACE = 'io.github.bench-witness';
@@ -16,6 +18,25 @@ const ROUNDS = 4;
 const SECONDS = 3;
 const IN_FLIGHT = 16;
 const WITNESSES = 3;
+const CLI = new URL('../src/cli/main.ts', import.meta.url).pathname;
+
+/** `toolseal witness serve` as a child process; resolves with its URL and vkey once it listens. */
+function spawnWitness(dataDir: string, logKey: string): Promise<{ url: string; vkey: string; child: ChildProcess }> {
+  const args = ['--import', 'tsx', CLI, 'witness', 'serve', '--data', dataDir, '--listen', '127.0.0.1:0'];
+  const child = spawn(process.execPath, [...args, '--log', logKey], { stdio: ['ignore', 'pipe', 'pipe'] });
+  return new Promise((resolve, reject) => {
+    let stdout = '';
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stdout?.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      const url = /listening on (http:\/\/\S+)/.exec(stdout)?.[1];
+      const vkey = /vkey: (\S+)/.exec(stdout)?.[1];
+      if (url && vkey) resolve({ url, vkey, child });
+    });
+    child.once('exit', () => reject(new Error(`witness exited before listening: ${stderr}`)));
+  });
+}
 
 interface Target {
   server: RunningRegistryServer;
@@ -73,12 +94,14 @@ export async function benchWitness(): Promise<string[]> {
     const first = await start('witnessed');
     const logKey = first.registry.log.verifierString;
     await closers.pop()?.();
-    const witnesses: RunningWitness[] = [];
+    const witnesses: { url: string; vkey: string }[] = [];
     for (let i = 1; i <= WITNESSES; i++) {
       const dataDir = join(work, `witness-${i}`);
       initWitness(dataDir, `bench.example/w${i}`);
-      const witness = await startWitnessServer({ dataDir, host: '127.0.0.1', port: 0, logs: [logKey] });
-      closers.push(() => witness.close());
+      const witness = await spawnWitness(dataDir, logKey);
+      closers.push(async () => {
+        witness.child.kill('SIGTERM');
+      });
       witnesses.push(witness);
     }
     const policyText = [
