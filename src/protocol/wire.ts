@@ -118,7 +118,7 @@ export interface HealthResponse {
 export interface WitnessHealthDto {
   /** The witness's name in the policy file. */
   name: string;
-  /** The last log size it cosigned (or told us in a 409). */
+  /** The last log size it cosigned with a cosignature that verified (a size it only claimed never counts). */
   cosignedSize: number | null;
   /** The latest submitted size minus cosignedSize. */
   behindBy: number | null;
