@@ -29,6 +29,7 @@ const SECTIONS: readonly Section[] = [
   { name: 'approvals', run: { file: './bench-approvals.ts', exportName: 'benchApprovals' } },
   { name: 'postgres', run: { file: './bench-postgres.ts', exportName: 'benchPostgres' } },
   { name: 'telemetry', run: { file: './bench-telemetry.ts', exportName: 'benchTelemetry' } },
+  { name: 'witness', run: { file: './bench-witness.ts', exportName: 'benchWitness' } },
 ];
 
 /** The section's function, or a reason it has none (its optional file is absent or exports no such function). */

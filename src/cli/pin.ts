@@ -16,7 +16,9 @@ export const pinUsage = `toolseal pin NAME@VERSION --registry URL [--lock FILE] 
   Fetches and fully verifies NAME@VERSION (as toolseal verify does), then records its digest, signing kid,
   log index and registry in the lockfile (default ./toolseal.lock), written atomically, with the registry's
   attestation-key thumbprints and log key ("registryKeys": what --locked then accepts from that registry; the
-  output's "keys" says whether they were added, unchanged or updated). The verified manifest is also kept in
+  output's "keys" says whether they were added, unchanged or updated). With --witness-policy the policy's
+  sha256 is pinned too ("witnessPolicy"): verify/guard --locked then refuse to run without that very policy
+  (KEY_NOT_PINNED), so a pinned host keeps the witness quorum it pinned with. The verified manifest is also kept in
   the offline cache (see toolseal guard). Pinning an entry again replaces it; the output says whether the
   digest changed. TOOLSEAL_REGISTRY may stand for --registry.
   A version the registry reports yanked is refused (VERSION_YANKED, the lockfile is left as it was) unless
@@ -52,11 +54,13 @@ export async function runPinCommand(args: string[]): Promise<ExitCode> {
     throw error;
   });
   const previous = target.lockEntry;
-  const keys = describeRegistryKeys(jwks, logKey);
+  const keys = describeRegistryKeys(jwks, logKey, target.options.witnessPolicy);
   const previousKeys = getRegistryKeyPins(target.lock, result.registry);
   const keysChanged =
     previousKeys !== undefined &&
-    (previousKeys.logKey !== keys.logKey || previousKeys.attestationKeys.join() !== keys.attestationKeys.join());
+    (previousKeys.logKey !== keys.logKey ||
+      previousKeys.attestationKeys.join() !== keys.attestationKeys.join() ||
+      previousKeys.witnessPolicy !== keys.witnessPolicy);
   const entries = setLockEntry(target.lock ?? emptyLockfile(result.registry), result.name, result.version, {
     digest: result.digest,
     kid: result.kid,

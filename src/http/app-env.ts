@@ -18,6 +18,13 @@ export type AppContext = Context<AppEnv>;
 export interface ServedWitnesses {
   withCosignatures(signedCheckpoint: string): string;
   status(): readonly WitnessHealth[];
+  /** The policy's witnesses, by name and vkey (C2SP signed-note, type 0x04): the web page checks their cosignatures. */
+  cosigners: readonly WitnessKeyView[];
+}
+
+export interface WitnessKeyView {
+  name: string;
+  vkey: string;
 }
 
 export interface WitnessHealth {

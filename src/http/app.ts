@@ -65,14 +65,14 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const witnesses = deps.witnesses;
   const cosign: CheckpointDecorator = witnesses ? (note) => witnesses.withCosignatures(note) : (note) => note;
   mountHealthKeyRoutes(app, registry, witnesses);
-  mountPublishRoutes(app, registry, deps.maxBodyBytes ?? 1024 * 1024);
+  mountPublishRoutes(app, registry, deps.maxBodyBytes ?? 1024 * 1024, cosign);
   mountManifestRoutes(app, registry, cache);
   mountYankRoutes(app, registry);
   mountApprovalRoutes(app, registry);
   mountBlobRoutes(app, registry, cache, cosign);
   mountLogRoutes(app, registry, cosign);
   mountOfficialRegistryRoutes(app, registry);
-  mountWebRoutes(app, registry);
+  mountWebRoutes(app, registry, witnesses?.cosigners ?? []);
   return app;
 }
 

@@ -1,9 +1,21 @@
 // The latest checkpoint the registry signed, kept beside its keys (`<keys>/log-checkpoint`), outside the database:
 // a database that lost its tail (or was swapped) is caught on start by comparing with it (issue 25 §1; C2SP
-// tlog-checkpoint for the note itself). Written atomically: temporary file, fsync, rename, fsync of the folder.
+// tlog-checkpoint for the note itself). Written atomically: temporary file, fsync, rename, fsync of the folder. Every
+// thread and process that moves it forward does its read-compare-write under one lock file (withCheckpointFileLock),
+// so two writers can never leave the smaller checkpoint there.
 
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import { ToolsealError } from '../core/errors.ts';
@@ -61,5 +73,62 @@ export function writeKeysFolderFile(keysDir: string, name: string, data: string,
     }
   } catch {
     // Some platforms cannot fsync a directory; the rename is still atomic there.
+  }
+}
+
+/** The lock file beside the checkpoint file: it exists while one writer reads, compares and replaces the checkpoint. */
+const LOCK_FILE = `${CHECKPOINT_FILE}.lock`;
+/** A lock older than this is a crashed writer's (a holder keeps it for one fsynced write, milliseconds). */
+const STALE_LOCK_MS = 5_000;
+/** Give up (INTERNAL) after waiting this long for a live holder. */
+const LOCK_TIMEOUT_MS = 30_000;
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Run `update` (a read-compare-write of the checkpoint file) while holding the folder's checkpoint lock, taken with an
+ * exclusive create (O_EXCL) by any thread or process; a lock whose holder process is gone, or older than 5 s, is
+ * taken over. Synchronous, like the write it guards.
+ */
+export function withCheckpointFileLock<T>(keysDir: string, update: () => T): T {
+  mkdirSync(keysDir, { recursive: true, mode: 0o700 });
+  const lock = join(keysDir, LOCK_FILE);
+  const deadline = Date.now() + LOCK_TIMEOUT_MS;
+  for (;;) {
+    let fd: number | undefined;
+    try {
+      fd = openSync(lock, 'wx', 0o600);
+      writeSync(fd, `${process.pid}\n`);
+    } catch (cause) {
+      if (fd !== undefined) closeSync(fd);
+      if ((cause as { code?: string }).code !== 'EEXIST')
+        throw new ToolsealError('INTERNAL', 'the log checkpoint lock in the keys folder cannot be taken', { cause });
+      if (isStaleLock(lock)) rmSync(lock, { force: true });
+      else if (Date.now() > deadline)
+        throw new ToolsealError('INTERNAL', 'the log checkpoint lock in the keys folder is held for too long');
+      else Atomics.wait(sleeper, 0, 0, 1);
+      continue;
+    }
+    closeSync(fd);
+    try {
+      return update();
+    } finally {
+      rmSync(lock, { force: true });
+    }
+  }
+}
+
+function isStaleLock(lock: string): boolean {
+  try {
+    if (Date.now() - statSync(lock).mtimeMs > STALE_LOCK_MS) return true;
+    const pid = Number.parseInt(readFileSync(lock, 'utf8'), 10);
+    if (!Number.isSafeInteger(pid) || pid <= 0) return false; // being written: its holder is alive
+    try {
+      process.kill(pid, 0);
+      return false;
+    } catch (error) {
+      return (error as { code?: string }).code === 'ESRCH';
+    }
+  } catch {
+    return false; // gone already: the next attempt takes it
   }
 }

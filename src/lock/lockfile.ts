@@ -4,7 +4,8 @@
 //   "lockfileVersion": 1,
 //   "registry": "http://127.0.0.1:8787",            optional: the default registry for entries
 //   "registryKeys": {                                 optional: each registry's keys as `pin` found them
-//     "http://127.0.0.1:8787": { "attestationKeys": ["<RFC 7638 thumbprint>", …], "logKey": "<C2SP verifier>" }
+//     "http://127.0.0.1:8787": { "attestationKeys": ["<RFC 7638 thumbprint>", …], "logKey": "<C2SP verifier>",
+//                                "witnessPolicy": "sha256:…" }     optional: the C2SP tlog-policy pinned with it
 //   },
 //   "manifests": {
 //     "io.github.acme/payments@1.2.0": { "digest": "sha256:…", "kid": "…", "logIndex": 3, "registry": "http://…" }
@@ -13,7 +14,7 @@
 // Written with a fixed key order (top level and entries as above, manifests sorted by UTF-16 code units),
 // 2-space indent and a trailing newline, atomically; so a re-pin of the same content is a byte-identical file
 // and diffs stay one entry long. --locked enforces `digest`, and a registry's pinned keys (a manifest signed with
-// another attestation key, or a log under another key, is KEY_NOT_PINNED); kid and logIndex record the evidence the
+// another attestation key, a log under another key, or a run without the pinned witness policy is KEY_NOT_PINNED); kid and logIndex record the evidence the
 // pin was made with (an auditor can look both up), and registry where it came from.
 
 import { readFile } from 'node:fs/promises';
@@ -42,6 +43,8 @@ export interface RegistryKeyPins {
   attestationKeys: string[];
   /** The log's C2SP note verifier string (GET /v1/log/key). */
   logKey: string;
+  /** sha256 of the witness policy (C2SP tlog-policy file) `pin` verified with: `--locked` then requires it. */
+  witnessPolicy?: Sha256Digest;
 }
 
 export interface Lockfile {
@@ -125,14 +128,16 @@ function parseRegistryKeys(value: JsonValue): Record<string, RegistryKeyPins> {
     const tokens = ['registryKeys', url];
     if (!isRegistryUrl(url)) invalid('registryKeys are keyed by http(s) registry URLs', tokens);
     if (!isJsonObject(entry)) invalid('a registry key pin must be an object', tokens);
-    checkMembers(entry, ['attestationKeys', 'logKey'], tokens);
-    const { attestationKeys, logKey } = entry;
+    checkMembers(entry, ['attestationKeys', 'logKey', 'witnessPolicy'], tokens);
+    const { attestationKeys, logKey, witnessPolicy } = entry;
     if (!Array.isArray(attestationKeys) || !attestationKeys.every((kid) => typeof kid === 'string' && kid !== ''))
       invalid('attestationKeys must be a list of key thumbprints', [...tokens, 'attestationKeys']);
     if (typeof logKey !== 'string' || logKey === '')
       invalid('logKey must be a non-empty string', [...tokens, 'logKey']);
+    if (witnessPolicy !== undefined && !isSha256Digest(witnessPolicy))
+      invalid('witnessPolicy must be sha256:<64 hex>', [...tokens, 'witnessPolicy']);
     Object.defineProperty(pins, url, {
-      value: { attestationKeys: [...(attestationKeys as string[])].sort(compareUtf16), logKey },
+      value: formatKeyPins({ attestationKeys: attestationKeys as string[], logKey, witnessPolicy }),
       enumerable: true,
       writable: true,
       configurable: true,
@@ -164,10 +169,7 @@ export function formatLockfile(lock: Lockfile): string {
     const registryKeys: Record<string, RegistryKeyPins> = {};
     for (const url of Object.keys(lock.registryKeys).sort(compareUtf16)) {
       const pins = lock.registryKeys[url]!;
-      Object.defineProperty(registryKeys, url, {
-        value: { attestationKeys: [...pins.attestationKeys].sort(compareUtf16), logKey: pins.logKey },
-        enumerable: true,
-      });
+      Object.defineProperty(registryKeys, url, { value: formatKeyPins(pins), enumerable: true });
     }
     ordered['registryKeys'] = registryKeys;
   }
@@ -223,10 +225,24 @@ export function setRegistryKeyPins(lock: Lockfile, registry: string, pins: Regis
   for (const [url, value] of Object.entries(lock.registryKeys ?? {}))
     Object.defineProperty(registryKeys, url, { value, enumerable: true, writable: true, configurable: true });
   Object.defineProperty(registryKeys, registry, {
-    value: { attestationKeys: [...pins.attestationKeys].sort(compareUtf16), logKey: pins.logKey },
+    value: formatKeyPins(pins),
     enumerable: true,
     writable: true,
     configurable: true,
   });
   return { ...lock, registryKeys };
+}
+
+/** A registry's pins in their fixed member order (attestation keys sorted; the witness policy only when pinned). */
+function formatKeyPins(pins: {
+  attestationKeys: readonly string[];
+  logKey: string;
+  witnessPolicy?: Sha256Digest | undefined;
+}): RegistryKeyPins {
+  const ordered: RegistryKeyPins = {
+    attestationKeys: [...pins.attestationKeys].sort(compareUtf16),
+    logKey: pins.logKey,
+  };
+  if (pins.witnessPolicy !== undefined) ordered.witnessPolicy = pins.witnessPolicy;
+  return ordered;
 }

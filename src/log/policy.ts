@@ -9,6 +9,7 @@
 // Deviation: the spec lets octets with the high bit set be opaque; here the file must be UTF-8 (names are note key
 // names, which signed-note requires to be UTF-8).
 
+import { computeDigest, type Sha256Digest } from '../core/digest.ts';
 import { ToolsealError } from '../core/errors.ts';
 import { decodeUtf8Strict, equalBytes } from '../core/bytes.ts';
 import { parseCheckpoint, type Checkpoint } from './checkpoint.ts';
@@ -45,6 +46,8 @@ export interface WitnessPolicy {
   groups: ReadonlyMap<string, PolicyGroup>;
   /** A witness or group name, or 'none'. */
   quorum: string;
+  /** sha256 of the policy file's bytes: what a lockfile pins (`toolseal pin --witness-policy`). */
+  digest: Sha256Digest;
 }
 
 /** What a checkpoint checked against a policy proved. */
@@ -163,6 +166,7 @@ function parseThreshold(line: number, text: string, members: number): number {
 /** Parse a tlog-policy file. Every refusal names its line number. */
 export function parseWitnessPolicy(input: string | Uint8Array): WitnessPolicy {
   let text: string;
+  const bytes = input instanceof Uint8Array ? input : new TextEncoder().encode(input);
   if (input instanceof Uint8Array) {
     if (input.byteLength > MAX_POLICY_BYTES) throw new ToolsealError('BAD_REQUEST', 'witness policy is too large');
     const decoded = decodeUtf8Strict(input);
@@ -177,7 +181,7 @@ export function parseWitnessPolicy(input: string | Uint8Array): WitnessPolicy {
   for (const [index, raw] of lines.entries()) reader.read(raw, index + 1);
   const { logs, witnesses, groups, quorum } = reader;
   if (quorum === undefined) refuse(lines.length, 'no quorum line (a policy has exactly one)');
-  return { logs, witnesses, groups, quorum };
+  return { logs, witnesses, groups, quorum, digest: computeDigest(bytes) };
 }
 
 /** Whether the witnesses named in `cosignedBy` satisfy the policy's quorum (tlog-policy "Defining a witness group"). */

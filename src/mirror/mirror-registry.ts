@@ -1,7 +1,9 @@
 // `toolseal mirror` (issue 16 §3): the read side of a registry as static files, incrementally. Each run verifies the
 // registry's signed checkpoint (C2SP tlog-checkpoint), walks only the log entries after the last mirrored size
 // (C2SP tlog-tiles entry bundles), refreshes what they change, and writes the checkpoint and its state last.
-// Hosts need no trust in the mirror: it serves the registry's signed bytes and proofs they check themselves.
+// Hosts need no trust in the mirror: it serves the registry's signed bytes and proofs they check themselves. The
+// checkpoint is served as the registry serves it, with its witnesses' cosignatures (C2SP tlog-cosignature, issue 25
+// §2); with a witness policy (C2SP tlog-policy) a checkpoint without the quorum is refused before anything is written.
 
 import { mkdir } from 'node:fs/promises';
 import { type Jwks, selectUsableKeys } from '../attest/index.ts';
@@ -10,7 +12,14 @@ import { decodeBase64Strict, encodeBase64, equalBytes } from '../core/bytes.ts';
 import { ToolsealError } from '../core/errors.ts';
 import { isJsonObject } from '../core/json.ts';
 import { parseLogEntry } from '../log/entries.ts';
-import { type Checkpoint, parseVerifierString, verifyCheckpoint } from '../log/index.ts';
+import {
+  type Checkpoint,
+  checkWitnessQuorum,
+  parseNote,
+  parseVerifierString,
+  verifyCheckpoint,
+  type WitnessPolicy,
+} from '../log/index.ts';
 import { parseStrict } from '../pipeline/parse.ts';
 import { problemTypeOf } from '../protocol/problem.ts';
 import { ROUTES } from '../protocol/routes.ts';
@@ -43,6 +52,8 @@ export interface MirrorOptions {
   /** Per-request timeout in milliseconds (default 30 s). */
   timeoutMs?: number;
   clock?: () => Date;
+  /** A C2SP tlog-policy: the registry's checkpoint must carry its witness quorum (WITNESS_QUORUM, nothing written). */
+  witnessPolicy?: WitnessPolicy;
 }
 
 export interface MirrorReport {
@@ -50,6 +61,10 @@ export interface MirrorReport {
   /** The log size mirrored before this run (0 for a new mirror) and now. */
   previousSize: number;
   size: number;
+  /** Signature lines on the mirrored checkpoint besides the log's own (witness cosignatures, served as they are). */
+  cosignatures: number;
+  /** With a witness policy: the policy's witnesses whose cosignatures were verified (enough for its quorum). */
+  witnesses?: string[];
   /** The new log entries this run copied, by kind. */
   entries: { attestation: number; yank: number; other: number };
   /** The served files this run created or changed, relative to the mirror folder. */
@@ -74,6 +89,7 @@ const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 /** Mirror (or bring up to date) the registry at `options.registry` into `options.out`; see the module comment. */
 export async function mirrorRegistry(options: MirrorOptions): Promise<MirrorReport> {
   const base = normaliseRegistryUrl(options.registry);
+  const clock = options.clock ?? (() => new Date());
   const http = new RegistryClient(base, {
     timeoutMs: options.timeoutMs ?? 30_000,
     maxResponseBytes: MAX_RESPONSE_BYTES,
@@ -90,6 +106,13 @@ export async function mirrorRegistry(options: MirrorOptions): Promise<MirrorRepo
   const note = await http.getText(ROUTES.logCheckpoint);
   const verifier = parseVerifierString(logKey);
   const checkpoint = verifyCheckpoint(note, verifier, { origin: verifier.name });
+  const cosignatures = parseNote(note).signatures.filter(
+    (line) => line.name !== verifier.name || line.keyId !== verifier.keyId,
+  ).length;
+  const witnesses =
+    options.witnessPolicy === undefined
+      ? undefined
+      : checkWitnessQuorum(note, options.witnessPolicy, verifier.publicKey, clock().getTime() / 1000);
   const from = state?.size ?? 0;
   checkAgainstState(state, checkpoint);
   const jwksBytes = await http.getBytes(ROUTES.jwks);
@@ -125,10 +148,18 @@ export async function mirrorRegistry(options: MirrorOptions): Promise<MirrorRepo
     size: checkpoint.size,
     rootHash: encodeBase64(checkpoint.rootHash),
     checkpoint: note,
-    mirroredAt: (options.clock ?? (() => new Date()))().toISOString(),
+    mirroredAt: clock().toISOString(),
   });
   await folder.removeStaging();
-  return { registry: base, previousSize: from, size: checkpoint.size, entries, written: folder.written };
+  return {
+    registry: base,
+    previousSize: from,
+    size: checkpoint.size,
+    cosignatures,
+    ...(witnesses === undefined ? {} : { witnesses }),
+    entries,
+    written: folder.written,
+  };
 }
 
 /** Each new entry, in log order: an attestation is copied, a yank refreshes its listing and bindings. */

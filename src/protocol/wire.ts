@@ -110,6 +110,21 @@ export interface HealthResponse {
   activeKid: string;
   /** With several processes on one PostgreSQL database: whether this one holds the sequencer lease now. */
   sequencer?: 'sequencer' | 'follower';
+  /** With `serve --witness-policy`: each witness of the policy, how far behind the log it is and its last failure. */
+  witnesses?: WitnessHealthDto[];
+}
+
+/** One witness in /healthz (issue 25 §2): sizes are null while unknown (a witness never reached). */
+export interface WitnessHealthDto {
+  /** The witness's name in the policy file. */
+  name: string;
+  /** The last log size it cosigned with a cosignature that verified (a size it only claimed never counts). */
+  cosignedSize: number | null;
+  /** The latest submitted size minus cosignedSize. */
+  behindBy: number | null;
+  consecutiveFailures: number;
+  /** Its last failure, one line (down, slow, garbage, a cosignature that does not verify, a size the log never had). */
+  lastError: string | null;
 }
 
 export interface InclusionProofResponse {

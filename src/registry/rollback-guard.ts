@@ -3,7 +3,7 @@
 // on start and in fsck (RFC 9162 §2.1.1: the root at that size must be the same). Nothing here repairs anything.
 
 import { ToolsealError } from '../core/errors.ts';
-import { readCheckpointFile, writeCheckpointFile } from '../keys/checkpoint-file.ts';
+import { readCheckpointFile, withCheckpointFileLock, writeCheckpointFile } from '../keys/checkpoint-file.ts';
 import { computeRootHash, parseCheckpoint, verifyCheckpoint } from '../log/index.ts';
 import type { CheckpointRecord, Store } from '../store/index.ts';
 import { computeWithStoredNodes } from './log-node-prefetch.ts';
@@ -71,7 +71,11 @@ export async function assertNoLogRollback(store: Store, keysDir: string, verifie
   if (rollback) throw new ToolsealError('LOG_ROLLBACK', rollback.message);
   if (readCheckpointFile(keysDir) === undefined) {
     const latest = await store.latestCheckpoint();
-    if (latest) writeCheckpointFile(keysDir, latest.note);
+    // Under the lock: a writer that signed a larger checkpoint meanwhile is never overwritten.
+    if (latest)
+      withCheckpointFileLock(keysDir, () => {
+        if (readCheckpointFile(keysDir) === undefined) writeCheckpointFile(keysDir, latest.note);
+      });
   }
 }
 
@@ -86,20 +90,20 @@ export class CheckpointFileRecorder implements CheckpointRecorder {
 
   record(checkpoint: CheckpointRecord): void {
     if (checkpoint.size <= this.writtenSize) return;
-    // Another thread or process (the writer thread, `keys rotate`) may have written a larger one meanwhile.
-    const current = readCheckpointFile(this.keysDir);
-    if (current !== undefined) {
-      try {
-        const onFile = parseCheckpoint(bodyOf(current)).size;
-        if (onFile >= checkpoint.size) {
-          this.writtenSize = onFile;
-          return;
+    // Another thread or process (the writer thread, `keys rotate`) may write a larger one: read, compare and write
+    // under the folder's checkpoint lock, so the smaller one never lands after it.
+    this.writtenSize = withCheckpointFileLock(this.keysDir, () => {
+      const current = readCheckpointFile(this.keysDir);
+      if (current !== undefined) {
+        try {
+          const onFile = parseCheckpoint(bodyOf(current)).size;
+          if (onFile >= checkpoint.size) return onFile;
+        } catch {
+          // an unreadable file is replaced by the checkpoint just signed
         }
-      } catch {
-        // an unreadable file is replaced by the checkpoint just signed
       }
-    }
-    writeCheckpointFile(this.keysDir, checkpoint.note);
-    this.writtenSize = checkpoint.size;
+      writeCheckpointFile(this.keysDir, checkpoint.note);
+      return checkpoint.size;
+    });
   }
 }

@@ -9,6 +9,7 @@ import { decodeBase64Strict } from '../core/bytes.ts';
 import { ToolsealError } from '../core/errors.ts';
 import type { ServedWitnesses } from '../http/app-env.ts';
 import { writeFileAtomic } from '../lock/atomic-file.ts';
+import { formatCosignerVkey } from '../log/cosignature.ts';
 import { parseVerifierString } from '../log/note.ts';
 import type { WitnessPolicy } from '../log/policy.ts';
 import type { Registry } from '../registry/registry.ts';
@@ -33,6 +34,7 @@ export interface WitnessingOptions {
   onError?: (witness: string, message: string) => void;
   /** Submitter tuning (tests). */
   minIntervalMs?: number;
+  timeoutMs?: number;
   initialBackoffMs?: number;
   maxBackoffMs?: number;
 }
@@ -59,6 +61,7 @@ export function startWitnessing(options: WitnessingOptions): RegistryWitnessing 
       (await registry.log.proveConsistency(from, to)).map((hash) => decodeBase64Strict(hash) as Uint8Array),
     ...(options.onError === undefined ? {} : { onError: options.onError }),
     ...(options.minIntervalMs === undefined ? {} : { minIntervalMs: options.minIntervalMs }),
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
     ...(options.initialBackoffMs === undefined ? {} : { initialBackoffMs: options.initialBackoffMs }),
     ...(options.maxBackoffMs === undefined ? {} : { maxBackoffMs: options.maxBackoffMs }),
   });
@@ -79,7 +82,12 @@ export function startWitnessing(options: WitnessingOptions): RegistryWitnessing 
   void feed();
   const timer = setInterval(() => void feed(), POLL_MS);
   timer.unref();
+  const cosigners = [...policy.witnesses.values()].map((w) => ({
+    name: w.name,
+    vkey: formatCosignerVkey(w.key.name, w.key.publicKey),
+  }));
   return {
+    cosigners,
     withCosignatures: (note) => submitter.withCosignatures(note),
     status: () => submitter.status(),
     close: () => {

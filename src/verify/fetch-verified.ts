@@ -5,7 +5,7 @@ import { computeDigest, isSha256Digest, type Sha256Digest } from '../core/digest
 import { ToolsealError } from '../core/errors.ts';
 import { normaliseRegistryUrl, RegistryClient } from '../client/registry-client.ts';
 import type { LockEntry, RegistryKeyPins } from '../lock/lockfile.ts';
-import { checkPinnedLogKey, refuseUnpinnedKey, selectPinnedKeys } from './key-pins.ts';
+import { checkPinnedLogKey, checkPinnedWitnessPolicy, refuseUnpinnedKey, selectPinnedKeys } from './key-pins.ts';
 import type { NoteVerifier, WitnessPolicy } from '../log/index.ts';
 import { formatManifestRef, type ManifestRef, parseManifestRef } from '../protocol/manifest-ref.ts';
 import { attestationPath, attestationsByDigestPath, blobPath, versionPath } from '../protocol/routes.ts';
@@ -135,6 +135,7 @@ export async function fetchVerifiedWith(
   const http = new RegistryClient(base, options);
   try {
     const pins = options.registryKeys;
+    if (pins) checkPinnedWitnessPolicy(options.witnessPolicy, pins, base);
     const jwksPromise = startFetch(
       Promise.resolve(engine.jwks(http, options)).then((jwks) => (pins ? selectPinnedKeys(jwks, pins) : jwks)),
     );

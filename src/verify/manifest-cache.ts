@@ -18,7 +18,7 @@ import { parseStrict } from '../pipeline/parse.ts';
 import { formatManifestRef, parseManifestRef } from '../protocol/manifest-ref.ts';
 import { normaliseRegistryUrl } from '../client/registry-client.ts';
 import { type FetchedManifest, type FetchVerifiedOptions, fetchVerified } from './fetch-verified.ts';
-import { checkPinnedLogKey, refuseUnpinnedKey, selectPinnedKeys } from './key-pins.ts';
+import { checkPinnedLogKey, checkPinnedWitnessPolicy, refuseUnpinnedKey, selectPinnedKeys } from './key-pins.ts';
 import type { InclusionEvidence } from './log-evidence.ts';
 import { type VerifyFetchedInput, verifyFetched } from './verify-fetched.ts';
 
@@ -152,6 +152,7 @@ export async function readCachedManifest(
   const pins = options.registryKeys;
   const logKey = options.logKey ?? entry.logKey;
   if (pins) checkPinnedLogKey(logKey, pins, registry);
+  if (pins) checkPinnedWitnessPolicy(options.witnessPolicy, pins, registry);
   const keys: Jwks = (options.jwks as Jwks | undefined) ?? entry.jwks;
   const pin = options.expectedDigest ?? options.lock?.digest;
   const input: VerifyFetchedInput = {
@@ -161,6 +162,7 @@ export async function readCachedManifest(
     jwks: pins ? selectPinnedKeys(keys, pins) : keys,
     logKey,
     expected: { name: target.name, version: target.version, ...(pin === undefined ? {} : { digest: pin }) },
+    ...(options.witnessPolicy === undefined ? {} : { witnessPolicy: options.witnessPolicy }),
   };
   let verified: ReturnType<typeof verifyFetched>;
   try {

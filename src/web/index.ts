@@ -6,7 +6,7 @@ import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { APPROVAL_ID_PATTERN } from '../log/entries.ts';
 import { ToolsealError } from '../core/errors.ts';
-import { type App, readQuery } from '../http/app-env.ts';
+import { type App, readQuery, type WitnessKeyView } from '../http/app-env.ts';
 import { httpStatusByCode } from '../http/problem.ts';
 import type { Registry } from '../registry/index.ts';
 import { sendAsset } from './assets.ts';
@@ -22,7 +22,8 @@ import { renderVersionPage } from './version-page.tsx';
 type PageResult = Response | Parameters<typeof sendPage>[1] | Promise<Response | Parameters<typeof sendPage>[1]>;
 
 /** Mount the pages on `app` (after the API's routes; none of these paths is an API path). */
-export function mountWebRoutes(app: App, registry: Registry): void {
+/** `witnesses`: the registry's witness keys (`serve --witness-policy`); the version page's panel checks their cosignatures. */
+export function mountWebRoutes(app: App, registry: Registry, witnesses: readonly WitnessKeyView[] = []): void {
   const page = (render: (c: Context) => PageResult) => (c: Context) => respondWithPage(c, render);
   const nameOf = (c: Context): string => `${c.req.param('namespace')}/${c.req.param('name')}`;
 
@@ -39,7 +40,7 @@ export function mountWebRoutes(app: App, registry: Registry): void {
     page(async (c) => {
       const name = nameOf(c);
       const version = c.req.param('version') ?? '';
-      if (version !== 'latest') return renderVersionPage(registry, name, version);
+      if (version !== 'latest') return renderVersionPage(registry, name, version, witnesses);
       c.header('Cache-Control', 'no-cache');
       return c.redirect(versionPagePath(name, await registry.resolveLatest(name)), 302);
     }),

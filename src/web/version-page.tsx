@@ -3,6 +3,7 @@
 // assets/verify.js fills in by checking everything itself with WebCrypto (nothing the page says is trusted there).
 
 import type { FC } from 'hono/jsx';
+import type { WitnessKeyView } from '../http/app-env.ts';
 import type { Manifest, ManifestServer } from '../pipeline/index.ts';
 import { attestationPath, versionPath } from '../protocol/routes.ts';
 import type { Registry, VersionRecord } from '../registry/index.ts';
@@ -28,7 +29,12 @@ interface VersionView {
   claims: AttestationClaims;
 }
 
-export async function renderVersionPage(registry: Registry, name: string, version: string) {
+export async function renderVersionPage(
+  registry: Registry,
+  name: string,
+  version: string,
+  witnesses: readonly WitnessKeyView[] = [],
+) {
   const stored = await registry.getManifest(name, version);
   const view: VersionView = {
     record: stored.record,
@@ -36,10 +42,10 @@ export async function renderVersionPage(registry: Registry, name: string, versio
     size: stored.bytes.byteLength,
     claims: readAttestationClaims(stored.record.attestation),
   };
-  return <VersionPage view={view} />;
+  return <VersionPage view={view} witnesses={witnesses} />;
 }
 
-const VersionPage: FC<{ view: VersionView }> = ({ view }) => {
+const VersionPage: FC<{ view: VersionView; witnesses: readonly WitnessKeyView[] }> = ({ view, witnesses }) => {
   const { record, manifest } = view;
   return (
     <Layout title={`${record.name}@${record.version}`} scripts={['verify.js']}>
@@ -55,7 +61,7 @@ const VersionPage: FC<{ view: VersionView }> = ({ view }) => {
         </p>
       )}
       {manifest.description !== undefined && <p class="description">{manifest.description}</p>}
-      <VerifyPanel />
+      <VerifyPanel witnesses={witnesses} />
       {manifest.server !== undefined && <SignedServer server={manifest.server} />}
       <h2 id="tools">{manifest.tools.length === 1 ? '1 tool' : `${manifest.tools.length} tools`}</h2>
       {manifest.tools.map((tool, index) => (
@@ -114,8 +120,19 @@ const SignedServer: FC<{ server: ManifestServer }> = ({ server }) => (
   </section>
 );
 
-const VerifyPanel: FC = () => (
-  <section class="verify" id="verify" data-verify="" data-state="pending" aria-labelledby="verify-title">
+/**
+ * `witnesses` (name and vkey, as text in a data attribute, escaped by hono/jsx): the panel verifies each cosignature
+ * by one of them on the checkpoint (C2SP tlog-cosignature) and lists it under the checks.
+ */
+const VerifyPanel: FC<{ witnesses: readonly WitnessKeyView[] }> = ({ witnesses }) => (
+  <section
+    class="verify"
+    id="verify"
+    data-verify=""
+    data-state="pending"
+    data-witnesses={witnesses.map((w) => `${w.name} ${w.vkey}`).join('\n')}
+    aria-labelledby="verify-title"
+  >
     <h2 id="verify-title">Verified in this browser</h2>
     <p class="muted">
       This browser fetches the exact bytes, the attestation, the registry's keys, the log checkpoint, the log key and an
@@ -133,6 +150,14 @@ const VerifyPanel: FC = () => (
         </li>
       ))}
     </ol>
+    {witnesses.length > 0 && (
+      <>
+        <h3>Witness cosignatures</h3>
+        <ul class="cosignatures" data-cosignatures="">
+          <li class="muted">Not checked yet.</li>
+        </ul>
+      </>
+    )}
     <noscript>
       <p>
         JavaScript is off, so nothing was checked here. From a terminal:{' '}

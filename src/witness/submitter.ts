@@ -39,7 +39,10 @@ export interface CosignedEvent {
 export interface WitnessStatus {
   witness: string;
   url: string | undefined;
-  /** The last size this witness cosigned (or said it had, in a 409), if known. */
+  /**
+   * The last size this witness cosigned with a cosignature that verified (here, or as kept in the size store), if any;
+   * never a size it only claimed in a 409 (a witness whose cosignatures never verify stays behind).
+   */
   cosignedSize: number | undefined;
   /** Latest submitted size minus cosignedSize; undefined when the witness's size is unknown. */
   behindBy: number | undefined;
@@ -87,7 +90,10 @@ interface Target {
 
 interface WitnessWorker {
   witness: PolicyWitness;
+  /** The witness's size as far as we know (its 409s included): the `old` of the next request. */
   known: number | undefined;
+  /** The last size whose cosignature by this witness verified (or the durable size store's). */
+  cosigned: number | undefined;
   loaded: boolean;
   inFlight: boolean;
   timer: NodeJS.Timeout | undefined;
@@ -133,6 +139,7 @@ class Submitter implements WitnessSubmitter {
     this.workers = [...options.policy.witnesses.values()].map((witness) => ({
       witness,
       known: undefined,
+      cosigned: undefined,
       loaded: false,
       inFlight: false,
       timer: undefined,
@@ -164,8 +171,8 @@ class Submitter implements WitnessSubmitter {
     return this.workers.map((w) => ({
       witness: w.witness.name,
       url: w.witness.url,
-      cosignedSize: w.known,
-      behindBy: w.known === undefined || target === undefined ? undefined : target.size - w.known,
+      cosignedSize: w.cosigned,
+      behindBy: w.cosigned === undefined || target === undefined ? undefined : target.size - w.cosigned,
       inFlight: w.inFlight,
       consecutiveFailures: w.failures,
       lastError: w.lastError,
@@ -221,6 +228,7 @@ class Submitter implements WitnessSubmitter {
     try {
       if (!worker.loaded) {
         worker.known = await this.options.sizes.load(worker.witness.name);
+        worker.cosigned = worker.known;
         worker.loaded = true;
       }
       const old = worker.known ?? 0;
@@ -274,6 +282,7 @@ class Submitter implements WitnessSubmitter {
       return;
     }
     worker.known = sent.size;
+    worker.cosigned = sent.size;
     worker.cosignedBody = sent.body;
     worker.failures = 0;
     await this.options.sizes.save(worker.witness.name, sent.size);

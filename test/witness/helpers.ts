@@ -119,3 +119,64 @@ export async function postCheckpoint(
 }
 
 export { generateEd25519KeyPair };
+
+export interface WitnessedRegistry {
+  url: string;
+  logKey: string;
+  /** A publisher token of NAMESPACE (test/log-e2e/helpers.ts). */
+  token: string;
+  /** The policy text: `log`, the live witness W1 and `quorum W1`. */
+  policyText: string;
+  close(): Promise<void>;
+}
+
+/**
+ * A real registry server (in process) witnessed by one real in-process `toolseal witness` (W1, quorum W1), with
+ * one manifest per name in `names` published and the checkpoint covering them cosigned before it returns.
+ */
+export async function startWitnessedRegistry(names: readonly string[]): Promise<WitnessedRegistry> {
+  const { startRegistryServer } = await import('../../src/server/start-registry-server.ts');
+  const { initWitness, startWitnessServer } = await import('../../src/witness/index.ts');
+  const { parseWitnessPolicy } = await import('../../src/log/index.ts');
+  const { manifestBytes, NAMESPACE } = await import('../log-e2e/helpers.ts');
+  const root = makeFolder();
+  const dataDir = join(root, 'data');
+  const keysDir = join(root, 'keys');
+  const first = await startRegistryServer({ dataDir, keysDir, port: 0 });
+  const logKey = first.registry.log.verifierString;
+  await first.close();
+  const witnessDir = makeFolder();
+  initWitness(witnessDir, 'witness.test/w1');
+  const witness = await startWitnessServer({ dataDir: witnessDir, host: '127.0.0.1', port: 0, logs: [logKey] });
+  const policyText = `log ${logKey}\nwitness W1 ${witness.vkey} ${witness.url}\nquorum W1\n`;
+  const server = await startRegistryServer({
+    dataDir,
+    keysDir,
+    port: 0,
+    witnessing: { policy: parseWitnessPolicy(policyText), minIntervalMs: 1, initialBackoffMs: 50, maxBackoffMs: 200 },
+  });
+  const { token } = await server.registry.createPublisher(NAMESPACE);
+  for (const name of names) {
+    const response = await fetch(`${server.url}/v1/manifests`, {
+      method: 'POST',
+      body: manifestBytes(name),
+      headers: { Authorization: `Bearer ${token}` },
+    });
+    if (response.status !== 201) throw new Error(`publish ${name}: ${response.status}`);
+  }
+  for (let i = 0; i < 200; i++) {
+    const note = await (await fetch(`${server.url}/v1/log/checkpoint`)).text();
+    if (note.includes(`\n${names.length}\n`) && note.includes('— witness.test/w1 ')) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return {
+    url: server.url,
+    logKey,
+    token,
+    policyText,
+    close: async () => {
+      await server.close();
+      await witness.close();
+    },
+  };
+}

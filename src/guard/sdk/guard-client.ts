@@ -19,9 +19,15 @@ import type { CallToolRequest, CallToolResultSchema, ListToolsRequest, Tool } fr
 import { isErrorCode, ToolsealError } from '../../core/errors.ts';
 import { ApprovalsClient } from '../../client/approvals.ts';
 import { isJsonObject } from '../../core/json.ts';
-import { getLockEntry, type LockEntry, type Lockfile } from '../../lock/lockfile.ts';
+import { normaliseRegistryUrl } from '../../client/registry-client.ts';
+import { getLockEntry, getRegistryKeyPins, type LockEntry, type Lockfile } from '../../lock/lockfile.ts';
 import { parseManifestRef } from '../../protocol/manifest-ref.ts';
-import { fetchVerified, type FetchedManifest, type FetchVerifiedOptions } from '../../verify/index.ts';
+import {
+  fetchVerified,
+  type FetchedManifest,
+  type FetchVerifiedOptions,
+  type WitnessPolicy,
+} from '../../verify/index.ts';
 import type { ApprovalEvent, ApprovalsPort, CallGate } from '../core/call-gate.ts';
 import { composeGuard } from '../core/compose-guard.ts';
 import { assertUpstreamSigned } from '../core/signed-server.ts';
@@ -37,8 +43,14 @@ export interface GuardClientOptions {
   manifest: string;
   /** The registry's base URL. */
   registry: string;
-  /** A lockfile (the manifest must be pinned in it: PIN_MISMATCH otherwise) or its entry: other bytes are refused. */
+  /**
+   * A lockfile (the manifest must be pinned in it: PIN_MISMATCH otherwise) or its entry: other bytes are refused. A
+   * lockfile's registry key pins apply too (as `--locked`): other keys, or another witness policy than the one
+   * pinned, are KEY_NOT_PINNED.
+   */
   lock?: Lockfile | Pick<LockEntry, 'digest'>;
+  /** A C2SP tlog-policy (parseWitnessPolicy): the checkpoint must carry its witness quorum (else WITNESS_QUORUM). */
+  witnessPolicy?: WitnessPolicy;
   /** Pinned attestation keys (else the registry's JWKS, trust on first use). */
   jwks?: FetchVerifiedOptions['jwks'];
   /** Pinned log key, the C2SP verifier string (else fetched from the registry, trust on first use). */
@@ -48,7 +60,7 @@ export interface GuardClientOptions {
   /** Called for every finding, as the `finding` event is emitted. */
   onFinding?: (finding: GuardFinding) => void;
   /** More options for fetchVerified (timeouts, fetch, signal, yanked policy). */
-  verify?: Omit<FetchVerifiedOptions, 'jwks' | 'logKey' | 'lock' | 'expectedDigest'>;
+  verify?: Omit<FetchVerifiedOptions, 'jwks' | 'logKey' | 'lock' | 'expectedDigest' | 'registryKeys'>;
   /** The operator's approval policy (readGuardPolicy); needs `hostToken` (or `approvals`). */
   policy?: GuardPolicy;
   /** A host token of the registry: its host's name is the audience of the approvals guard asks for. */
@@ -102,7 +114,8 @@ export async function guardClient(client: Client, options: GuardClientOptions): 
     ...options.verify,
     ...(options.jwks === undefined ? {} : { jwks: options.jwks }),
     ...(options.logKey === undefined ? {} : { logKey: options.logKey }),
-    ...lockOption(options.manifest, options.lock),
+    ...(options.witnessPolicy === undefined ? {} : { witnessPolicy: options.witnessPolicy }),
+    ...lockOption(options.manifest, options.registry, options.lock),
   });
   const composed = await composeGuard(verified, {
     strict: options.strict ?? false,
@@ -126,14 +139,19 @@ function approvalsFor(options: GuardClientOptions): ApprovalsPort {
   });
 }
 
-/** fetchVerified's pin from a lockfile (its entry for the reference must exist) or an entry. */
-function lockOption(ref: string, lock: GuardClientOptions['lock']): Pick<FetchVerifiedOptions, 'lock'> {
+/** fetchVerified's pin from a lockfile (its entry for the reference must exist, its registry's key pins apply). */
+function lockOption(
+  ref: string,
+  registry: string,
+  lock: GuardClientOptions['lock'],
+): Pick<FetchVerifiedOptions, 'lock' | 'registryKeys'> {
   if (lock === undefined) return {};
   if (!('manifests' in lock)) return { lock };
   const target = parseManifestRef(ref);
   const entry = target.kind === 'version' ? getLockEntry(lock, target.name, target.version) : undefined;
   if (entry === undefined) throw new ToolsealError('PIN_MISMATCH', `${ref} is not pinned in the lockfile`);
-  return { lock: entry };
+  const registryKeys = getRegistryKeyPins(lock, normaliseRegistryUrl(registry));
+  return registryKeys === undefined ? { lock: entry } : { lock: entry, registryKeys };
 }
 
 /**

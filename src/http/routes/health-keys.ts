@@ -1,7 +1,7 @@
 // GET /healthz and GET /.well-known/jwks.json (the registry's attestation keys as an RFC 7517 §5 JWK Set).
 
 import { ROUTES } from '../../protocol/routes.ts';
-import type { HealthResponse } from '../../protocol/wire.ts';
+import type { HealthResponse, WitnessHealthDto } from '../../protocol/wire.ts';
 import type { Registry } from '../../registry/index.ts';
 import type { App, ServedWitnesses } from '../app-env.ts';
 
@@ -17,14 +17,16 @@ export function mountHealthKeyRoutes(app: App, registry: Registry, witnesses?: S
     } satisfies HealthResponse;
     if (!witnesses) return c.json(health);
     // Each witness: the size it last cosigned, how far behind the log it is, and its last failure (never blocking).
-    const states = witnesses.status().map((w) => ({
-      name: w.witness,
-      cosignedSize: w.cosignedSize ?? null,
-      behindBy: w.behindBy ?? null,
-      consecutiveFailures: w.consecutiveFailures,
-      lastError: w.lastError ?? null,
-    }));
-    return c.json({ ...health, witnesses: states });
+    const states = witnesses.status().map(
+      (w): WitnessHealthDto => ({
+        name: w.witness,
+        cosignedSize: w.cosignedSize ?? null,
+        behindBy: w.behindBy ?? null,
+        consecutiveFailures: w.consecutiveFailures,
+        lastError: w.lastError ?? null,
+      }),
+    );
+    return c.json({ ...health, witnesses: states } satisfies HealthResponse);
   });
 
   app.get(ROUTES.jwks, async (c) => {

@@ -1,5 +1,7 @@
 // POST /v1/manifests: authenticate (RFC 6750 §2.1) before a byte of the body is read, publish, answer 201 Created
-// (or 200 for the same bytes again) with Location (RFC 9110 §10.2.2) and the PublishResponse body.
+// (or 200 for the same bytes again) with Location (RFC 9110 §10.2.2) and the PublishResponse body, whose checkpoint
+// carries the witnesses' cosignatures already received for it (issue 25 §2; a fresh checkpoint usually has none yet:
+// publishing never waits for a witness).
 
 import { readBearerToken } from '../auth.ts';
 import { readBodyWithin } from '../body.ts';
@@ -7,9 +9,14 @@ import { formatInclusionProofDto, formatTlogProofText } from '../inclusion-proof
 import { ROUTES, versionPath } from '../../protocol/routes.ts';
 import { JSON_CONTENT_TYPE, type PublishResponse } from '../../protocol/wire.ts';
 import type { PublishOutcome, Registry } from '../../registry/index.ts';
-import type { App } from '../app-env.ts';
+import type { App, CheckpointDecorator } from '../app-env.ts';
 
-export function mountPublishRoutes(app: App, registry: Registry, maxBodyBytes: number): void {
+export function mountPublishRoutes(
+  app: App,
+  registry: Registry,
+  maxBodyBytes: number,
+  cosign: CheckpointDecorator = (note) => note,
+): void {
   app.post(
     ROUTES.manifests,
     async (c, next) => {
@@ -22,7 +29,9 @@ export function mountPublishRoutes(app: App, registry: Registry, maxBodyBytes: n
       const bytes = await readBodyWithin(c, maxBodyBytes, 'manifest body');
       const outcome = await registry.publish(bytes, c.get('publisher'));
       c.header('Location', versionPath(outcome.record.name, outcome.record.version));
-      return c.body(formatPublishBody(outcome), outcome.created ? 201 : 200, { 'Content-Type': JSON_CONTENT_TYPE });
+      return c.body(formatPublishBody(outcome, cosign), outcome.created ? 201 : 200, {
+        'Content-Type': JSON_CONTENT_TYPE,
+      });
     },
   );
 }
@@ -34,8 +43,9 @@ type PublishTail = Omit<PublishResponse, keyof PublishHead | 'attestation'>;
  * The PublishResponse as JSON text. The attestation is embedded as the stored bytes themselves (JCS JSON, just
  * signed and stored): parsing and re-serialising it per publish would only spend time writing the same text.
  */
-export function formatPublishBody(outcome: PublishOutcome): string {
+export function formatPublishBody(outcome: PublishOutcome, cosign: CheckpointDecorator = (note) => note): string {
   const { record } = outcome;
+  const inclusion = { ...outcome.inclusion, checkpoint: cosign(outcome.inclusion.checkpoint) };
   const head = JSON.stringify({
     name: record.name,
     version: record.version,
@@ -47,8 +57,8 @@ export function formatPublishBody(outcome: PublishOutcome): string {
     status: record.status,
     storedAt: record.storedAt,
     logIndex: record.logIndex,
-    inclusionProof: formatInclusionProofDto(outcome.inclusion),
-    tlogProof: formatTlogProofText(outcome.inclusion),
+    inclusionProof: formatInclusionProofDto(inclusion),
+    tlogProof: formatTlogProofText(inclusion),
     url: versionPath(record.name, record.version),
   } satisfies PublishTail);
   return `${head.slice(0, -1)},"attestation":${record.attestation.toString('utf8')},${tail.slice(1)}`;

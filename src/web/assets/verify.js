@@ -8,6 +8,9 @@
 //   key-window — nbf <= storedAt < exp, in seconds (checkStatement in src/attest/jws.ts);
 //   checkpoint — a C2SP signed note by the log key, whose origin is the key's name (src/log/note.ts, checkpoint.ts);
 //   inclusion  — RFC 9162 §2.1.3.2 from RFC 6962 hashLeaf(attestation) to the checkpoint root (src/log/merkle-verify.ts).
+// With the registry's witnesses listed on the panel (data-witnesses: "NAME VKEY" lines), each cosignature on the
+// checkpoint by one of them is verified (C2SP tlog-cosignature, Ed25519 over "cosignature/v1\ntime T\n" + the
+// checkpoint text; src/log/cosignature.ts) and listed; one that does not verify fails the checkpoint check.
 // The name@version comes from this page's own URL. Output is text only (textContent), never markup.
 
 const ATTESTATION_TYPE = 'application/vnd.toolseal.attestation.v1+jws';
@@ -321,9 +324,64 @@ async function verifyCheckpointNote(note, verifier) {
 
 async function checkCheckpoint(state, fetches) {
   const verifier = await parseVerifierString(await fetches.logKey);
-  const checkpoint = await verifyCheckpointNote(await fetches.checkpoint, verifier);
+  const note = await fetches.checkpoint;
+  const checkpoint = await verifyCheckpointNote(note, verifier);
   state.checkpoint = checkpoint;
-  return `log ${checkpoint.origin}, tree size ${checkpoint.size}, root ${checkpoint.rootText}`;
+  const cosigned = await checkCosignatures(note, state.witnesses, state.panel);
+  return `log ${checkpoint.origin}, tree size ${checkpoint.size}, root ${checkpoint.rootText}${cosigned}`;
+}
+
+// ── witness cosignatures (C2SP tlog-cosignature; src/log/cosignature.ts) ──────
+
+/** The panel's witness list: one "NAME VKEY" per line, each vkey `name+hex8(key ID)+base64(0x04 || key)`. */
+async function readWitnesses(text) {
+  const witnesses = [];
+  for (const line of (text ?? '').split('\n')) {
+    const [policyName, vkey] = line.trim().split(' ');
+    if (!policyName || !vkey) continue;
+    const [name, hex, keyText] = vkey.split('+');
+    const typed = decodeBase64(keyText ?? '');
+    if (!name || !/^[0-9a-fA-F]{8}$/.test(hex ?? '') || typed?.byteLength !== 33 || typed[0] !== 0x04) continue;
+    const publicKey = typed.slice(1);
+    const hash = await sha256(encoder.encode(name), new Uint8Array([0x0a, 0x04]), publicKey);
+    if (new DataView(hash.buffer).getUint32(0) !== Number.parseInt(hex, 16)) continue;
+    witnesses.push({ policyName, name, keyId: Number.parseInt(hex, 16), publicKey });
+  }
+  return witnesses;
+}
+
+/**
+ * Verify every cosignature on `note` by a listed witness and list each (verified, with its time); a listed witness's
+ * cosignature that does not verify fails the check. Returns the text appended to the checkpoint's detail.
+ */
+async function checkCosignatures(note, witnesses, panel) {
+  if (witnesses.length === 0) return '';
+  const { body, signatures } = parseNote(note);
+  const rows = [];
+  for (const line of signatures) {
+    const witness = witnesses.find((w) => w.name === line.name && w.keyId === line.keyId);
+    if (witness === undefined) continue;
+    const blob = line.signature;
+    const timestamp = blob.byteLength === 72 ? new DataView(blob.buffer, blob.byteOffset).getBigUint64(0) : undefined;
+    const message = encoder.encode(`cosignature/v1\ntime ${timestamp}\n${body}`);
+    const valid = timestamp !== undefined && (await verifyEd25519(witness.publicKey, blob.slice(8), message));
+    if (!valid) fail(`the cosignature by witness ${witness.policyName} (${witness.name}) does not verify`);
+    rows.push(
+      `${witness.policyName} (${witness.name}): verified, cosigned ${new Date(Number(timestamp) * 1000).toISOString()}`,
+    );
+  }
+  const list = panel.querySelector('[data-cosignatures]');
+  if (list) {
+    list.replaceChildren(
+      ...(rows.length === 0 ? ['no cosignature by a witness yet'] : rows).map((text) => {
+        const item = document.createElement('li');
+        item.dataset.cosignature = rows.length === 0 ? 'none' : 'verified';
+        item.textContent = text;
+        return item;
+      }),
+    );
+  }
+  return `; ${rows.length} of ${witnesses.length} witnesses cosigned it (verified here)`;
 }
 
 // ── inclusion (RFC 9162 §2.1.3.2; src/log/merkle-verify.ts) ─────────────────
@@ -403,10 +461,13 @@ function readPageRef() {
 
 function runChecks(panel, name, version) {
   const fetches = startFetches(name, version);
-  const state = { checkpoint: undefined };
+  const state = { checkpoint: undefined, panel, witnesses: [] };
   const attestation = quiet(fetches.attestation.then(parseAttestation));
   const key = quiet(Promise.all([attestation, fetches.jwks]).then(([att, jwks]) => selectKey(jwks, att.kid)));
-  const checkpointDone = checkCheckpoint(state, fetches);
+  const checkpointDone = readWitnesses(panel.dataset.witnesses).then((witnesses) => {
+    state.witnesses = witnesses;
+    return checkCheckpoint(state, fetches);
+  });
   const work = {
     signature: checkSignature(attestation, key),
     subject: checkSubject(attestation, fetches.bytes, name, version),
