@@ -23,7 +23,7 @@ import { describeError } from '../core/errors.ts';
 import { readWitnessPolicyFile } from './verify.ts';
 import type { SequencerEvent } from '../server/index.ts';
 
-export const serveUsage = `toolseal serve [--port P] [--data DIR] [--keys DIR] [--origin URL] [--max-body-bytes N] [--pipeline-workers N] [--approval-ttl SECONDS] [--database URL] [--sequencer-lease MS] [--witness-policy FILE] [--dev]
+export const serveUsage = `toolseal serve [--port P] [--data DIR] [--keys DIR] [--origin URL] [--max-body-bytes N] [--pipeline-workers N] [--approval-ttl SECONDS] [--database URL] [--sequencer-lease MS] [--witness-policy FILE] [--allow-insecure-issuer] [--github-issuer URL] [--dev]
   Serves the registry on 127.0.0.1 (defaults: port 8787, data/, keys/; or TOOLSEAL_PORT, TOOLSEAL_DATA,
   TOOLSEAL_KEYS). A signing key is generated on first start. --pipeline-workers: threads that run the
   publish pipeline (default: one per core beyond the first, at most 4; or TOOLSEAL_PIPELINE_WORKERS); with
@@ -42,6 +42,10 @@ export const serveUsage = `toolseal serve [--port P] [--data DIR] [--keys DIR] [
   each witness (never holding up a publish), the cosignatures are merged into /v1/log/checkpoint and
   /v1/attestations/…, each witness's last cosigned size is kept in DATA/witness-sizes.json, and /healthz shows
   which witnesses are behind (docs/transparency-log.md).
+  Publishes also accept a CI's OIDC ID token for a namespace with trust rules (publisher trust; docs/trusted-publishing.md).
+  Issuers are fetched over https: only; --allow-insecure-issuer also accepts http://127.0.0.1 issuers (tests and
+  local trials, never in production). --github-issuer URL: the issuer io.github namespaces are proven by
+  (default https://token.actions.githubusercontent.com).
   Stops gracefully on SIGTERM/SIGINT.`;
 
 export async function runServeCommand(args: string[]): Promise<ExitCode> {
@@ -60,6 +64,8 @@ export async function runServeCommand(args: string[]): Promise<ExitCode> {
       dev: { type: 'boolean' },
       'witness-policy': { type: 'string' },
       examples: { type: 'string' },
+      'allow-insecure-issuer': { type: 'boolean' },
+      'github-issuer': { type: 'string' },
     },
   });
   const dataDir = resolveDataDir(values.data);
@@ -88,6 +94,10 @@ export async function runServeCommand(args: string[]): Promise<ExitCode> {
     ...(approvalTtlSeconds === undefined ? {} : { approvalTtlSeconds }),
     sequencing: { ...(leaseMs === undefined ? {} : { leaseMs }), onEvent: printSequencerEvent },
     ...(witnessPolicy === undefined ? {} : { witnessing: { policy: witnessPolicy, onError: printWitnessError } }),
+    trustedPublishing: {
+      allowInsecureIssuer: values['allow-insecure-issuer'] === true,
+      ...(values['github-issuer'] === undefined ? {} : { githubIssuer: values['github-issuer'] }),
+    },
   });
   try {
     const lines = [

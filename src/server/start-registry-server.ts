@@ -16,6 +16,7 @@ import { isDatabaseUrl, openPostgresStore } from '../store/postgres/index.ts';
 import { openStore } from '../store/sqlite/index.ts';
 import { type DataDirLock, lockDataDir } from './data-dir-lock.ts';
 import { startWitnessing, type WitnessingOptions } from './witnessing.ts';
+import { openTrustedPublishing, type TrustedPublishingConfig } from './trusted-publishing.ts';
 
 /**
  * What a registry is opened with: the registry's own options (keys, origin, clock, limits, where the pipeline runs and
@@ -91,6 +92,8 @@ export interface RegistryServerOptions extends Omit<RegistryConfig, 'origin' | '
   app?: Omit<AppDeps, 'registry'>;
   /** Submit every checkpoint to these witnesses and serve their cosignatures (witnessing.ts). */
   witnessing?: Omit<WitnessingOptions, 'registry' | 'dataDir'>;
+  /** How OIDC ID tokens are checked at publish (issue 28; trusted-publishing.ts). */
+  trustedPublishing?: TrustedPublishingConfig;
 }
 
 /** How a server on a PostgreSQL server keeps the sequencer lease, unless told otherwise (sequencer.ts has the rest). */
@@ -168,6 +171,7 @@ async function startLockedRegistryServer(
     app = createApp({
       ...options.app,
       registry: opened.registry,
+      trustedPublishing: openTrustedPublishing(opened.store, options.trustedPublishing),
       cache,
       ...(witnessing === undefined ? {} : { witnesses: witnessing }),
     });

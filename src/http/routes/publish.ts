@@ -6,21 +6,28 @@ import { readBodyWithin } from '../body.ts';
 import { formatInclusionProofDto, formatTlogProofText } from '../inclusion-proof.ts';
 import { ROUTES, versionPath } from '../../protocol/routes.ts';
 import { JSON_CONTENT_TYPE, type PublishResponse } from '../../protocol/wire.ts';
-import type { PublishOutcome, Registry } from '../../registry/index.ts';
+import type { PublishOutcome, Registry, TrustedPublishing } from '../../registry/index.ts';
 import type { App } from '../app-env.ts';
 
-export function mountPublishRoutes(app: App, registry: Registry, maxBodyBytes: number): void {
+export function mountPublishRoutes(
+  app: App,
+  registry: Registry,
+  maxBodyBytes: number,
+  trustedPublishing?: TrustedPublishing,
+): void {
   app.post(
     ROUTES.manifests,
-    (c, next) => {
-      // 401 before reading a byte of the body.
-      c.set('publisher', registry.authenticate(readBearerToken(c.req.header('Authorization'))));
+    async (c, next) => {
+      // 401 before reading a byte of the body (an OIDC ID token: when it names no trusted issuer).
+      const bearer = readBearerToken(c.req.header('Authorization'));
+      if (trustedPublishing === undefined) c.set('publisher', registry.authenticate(bearer));
+      else c.set('authoriser', await trustedPublishing.authenticate(bearer));
       return next();
     },
     async (c) => {
       // Bytes, never c.req.json()/text(): those accept duplicate keys, round big integers, drop a BOM.
       const bytes = await readBodyWithin(c, maxBodyBytes, 'manifest body');
-      const outcome = await registry.publish(bytes, c.get('publisher'));
+      const outcome = await registry.publish(bytes, c.get('authoriser') ?? c.get('publisher'));
       c.header('Location', versionPath(outcome.record.name, outcome.record.version));
       return c.body(formatPublishBody(outcome), outcome.created ? 201 : 200, { 'Content-Type': JSON_CONTENT_TYPE });
     },
