@@ -19,6 +19,7 @@ import {
   startServerProcess,
 } from '../helpers/registry-helpers.ts';
 import { FakeIssuer } from '../oidc/fake-issuer.ts';
+import { versionPagePath } from '../../src/web/paths.ts';
 
 const NAME = 'io.github.acme/payments-mcp';
 const WORKFLOW_REF = 'acme/payments-mcp/.github/workflows/release.yml@refs/tags/v1.0.0';
@@ -189,6 +190,10 @@ describe('trusted publishing end to end', () => {
     expect(JSON.parse(published.stdout)).toMatchObject({ name: NAME, version: '1.0.0', provenance: expected });
     expect(published.stdout).not.toContain(token);
     expect(await readProvenance(NAME, '1.0.0')).toEqual(expected);
+    const page = await (await fetch(`${server.url}${versionPagePath(NAME, '1.0.0')}`)).text();
+    expect(page).toContain(
+      '<dd class="provenance">published by acme/payments-mcp, workflow release.yml at 3f2a1b9c</dd>',
+    );
 
     const verifyArgs = ['verify', `${NAME}@1.0.0`, '--registry', server.url];
     const required = await runCli([...verifyArgs, '--expect-publisher-claim', 'repository=acme/payments-mcp'], {

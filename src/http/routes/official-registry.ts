@@ -4,6 +4,7 @@
 // 204. `{serverName}` is read from the raw request path (it must be URL-encoded: io.github.acme%2Fpayments). Only
 // versions whose manifest carries a signed `server` member are listed, each read through the verified path.
 
+import { readAttestationProvenance } from '../../attest/provenance.ts';
 import { ToolsealError } from '../../core/errors.ts';
 import {
   decodeServerNameSegment,
@@ -104,6 +105,7 @@ function composeResponse(registry: Registry, entry: ServerVersionEntry): Officia
     updatedAt: entry.updatedAt,
     isLatest: entry.isLatest,
     logIndex: record.logIndex,
+    provenance: readAttestationProvenance(record.attestation),
     evidence: {
       attestationUrl: `${registry.origin}${attestationPath(record.name, record.version)}`,
       bundleUrl: `${registry.origin}${attestationsByDigestPath(record.digest)}`,
