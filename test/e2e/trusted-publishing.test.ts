@@ -190,7 +190,9 @@ describe('trusted publishing end to end', () => {
     expect(JSON.parse(published.stdout)).toMatchObject({ name: NAME, version: '1.0.0', provenance: expected });
     expect(published.stdout).not.toContain(token);
     expect(await readProvenance(NAME, '1.0.0')).toEqual(expected);
-    const page = await (await fetch(`${server.url}${versionPagePath(NAME, '1.0.0')}`)).text();
+    const pageResponse = await fetch(`${server.url}${versionPagePath(NAME, '1.0.0')}`);
+    const page = await pageResponse.text();
+    expect(pageResponse.status, server.stderr()).toBe(200);
     expect(page).toContain(
       '<dd class="provenance">published by acme/payments-mcp, workflow release.yml at 3f2a1b9c</dd>',
     );
