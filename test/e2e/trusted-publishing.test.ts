@@ -161,7 +161,7 @@ beforeAll(async () => {
     ]);
     expect(added.code, added.stderr).toBe(0);
   }
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   server?.kill();
@@ -213,7 +213,7 @@ describe('trusted publishing end to end', () => {
       expect(refused.code).toBe(1);
       expect(JSON.parse(refused.stderr)).toMatchObject({ code: 'PUBLISHER_MISMATCH' });
     }
-  }, 120_000);
+  }, 300_000);
 
   it('every bad token is refused with its code; nothing is stored and no token is echoed', async () => {
     const now = Math.floor(Date.now() / 1000);
@@ -282,7 +282,7 @@ describe('trusted publishing end to end', () => {
       expect(server.stdout()).not.toContain(secret);
       expect(server.stderr()).not.toContain(secret);
     }
-  }, 120_000);
+  }, 300_000);
 
   it('long-lived tokens keep working, attested as such; --oidc-only refuses them; untrust removes the rule', async () => {
     const added = await cli(['publisher', 'add', 'com.example.tokens']);
@@ -333,7 +333,7 @@ describe('trusted publishing end to end', () => {
     expect(again.code).toBe(1);
     expect(JSON.parse(again.stderr)).toMatchObject({ code: 'NOT_FOUND' });
     expect((await post(token, 'com.example.tokens/widgets', '1.1.0')).status).toBe(201);
-  }, 120_000);
+  }, 300_000);
 
   it('io.github namespaces: publisher add refuses one without --unverified-namespace; with it, attested unverified', async () => {
     const refused = await cli(['publisher', 'add', 'io.github.someone']);
@@ -356,5 +356,5 @@ describe('trusted publishing end to end', () => {
       'namespace-owner',
       rotated.stdout.trim(),
     );
-  }, 120_000);
+  }, 300_000);
 });
