@@ -109,7 +109,7 @@ beforeAll(async () => {
     '--keys',
     join(root, 'keys'),
     '--pipeline-workers',
-    '0',
+    '1', // publishes signed on the writer thread: the provenance crosses to it with the publisher
     '--allow-insecure-issuer',
     '--github-issuer',
     issuer.issuer,
