@@ -87,6 +87,10 @@ export class TrustedPublishing {
     };
   }
 
+  /**
+   * Before the body is read: the token must come from an issuer some namespace trusts, verify (signature, times,
+   * audience) and match some namespace's rule; the manifest's namespace is checked once the pipeline has named it.
+   */
   private async checkIssuerTrusted(bearer: string): Promise<void> {
     let issuer: unknown;
     try {
@@ -94,10 +98,11 @@ export class TrustedPublishing {
     } catch {
       throw new OidcRefusal('malformed', 'the bearer token is not a compact JWT');
     }
-    const rules = await this.options.rules.listAllTrustRules();
-    if (typeof issuer !== 'string' || !rules.some((rule) => rule.issuer === issuer)) {
+    const rules = (await this.options.rules.listAllTrustRules()).filter((rule) => rule.issuer === issuer);
+    if (typeof issuer !== 'string' || rules.length === 0) {
       throw new OidcRefusal('wrong-issuer', 'the token comes from no issuer a namespace trusts');
     }
+    await this.options.verifier.verify(bearer, rules.map(toTrustRule));
   }
 
   private async loadTrust(

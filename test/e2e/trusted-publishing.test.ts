@@ -102,18 +102,21 @@ beforeAll(async () => {
   root = makeTempDir();
   data = ['--data', join(root, 'data')];
   expect((await runCli(['migrate', ...data], { cwd: root })).code).toBe(0);
-  server = await startServerProcess([
-    '--port',
-    '0',
-    ...data,
-    '--keys',
-    join(root, 'keys'),
-    '--pipeline-workers',
-    '1', // publishes signed on the writer thread: the provenance crosses to it with the publisher
-    '--allow-insecure-issuer',
-    '--github-issuer',
-    issuer.issuer,
-  ]);
+  server = await startServerProcess(
+    [
+      '--port',
+      '0',
+      ...data,
+      '--keys',
+      join(root, 'keys'),
+      '--pipeline-workers',
+      '1', // publishes signed on the writer thread: the provenance crosses to it with the publisher
+      '--allow-insecure-issuer',
+      '--github-issuer',
+      issuer.issuer,
+    ],
+    { timeoutMs: 150_000 },
+  );
   const trusted = await cli([
     'publisher',
     'trust',
