@@ -92,6 +92,23 @@ export function readPublishProvenance(value: JsonValue | undefined): PublishProv
   return { method: 'oidc', issuer, subject, claims: copy, ...flag };
 }
 
+/**
+ * The provenance in stored attestation bytes (a flattened JWS over the statement), read without verifying: for what
+ * the registry shows of its own attestations (pages, `/v0.1` `_meta`). Undefined when there is none or it is unreadable.
+ */
+export function readAttestationProvenance(attestation: Uint8Array): PublishProvenance | undefined {
+  try {
+    const jws: unknown = JSON.parse(new TextDecoder().decode(attestation));
+    const payload = isJsonObject(jws as JsonValue) ? (jws as Record<string, unknown>).payload : undefined;
+    if (typeof payload !== 'string') return undefined;
+    const statement = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as JsonValue;
+    const predicate = isJsonObject(statement) ? statement.predicate : undefined;
+    return isJsonObject(predicate) ? readPublishProvenance(predicate.provenance) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** One line for pages and CLI output: "published by acme/payments-mcp, workflow release.yml at 3f2a1b9c". */
 export function describePublishProvenance(provenance: PublishProvenance): string {
   const unverified = provenance.unverifiedNamespace === true ? ' (namespace not verified)' : '';

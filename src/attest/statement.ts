@@ -1,6 +1,7 @@
 // The in-toto Statement v1 a publish attestation signs (in-toto attestation spec, Statement layer v1).
 
 import { canonicalizeToText, type JsonValue, type Sha256Digest } from '../pipeline/index.ts';
+import type { PublishProvenance } from './provenance.ts';
 
 export const IN_TOTO_STATEMENT_TYPE = 'https://in-toto.io/Statement/v1';
 /** Versioned: a change to the predicate's meaning is a new URI. */
@@ -21,6 +22,8 @@ export interface PublishPredicate {
   size: number;
   /** Digest of the previous version of the same manifest name, or null for the first. */
   previousDigest: Sha256Digest | null;
+  /** How the publish was authorised (issue 28 §3): a publisher token or an OIDC ID token; absent before issue 28. */
+  provenance?: PublishProvenance;
 }
 
 export interface PublishStatement {

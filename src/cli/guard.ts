@@ -26,12 +26,13 @@ import {
   fetchGuardManifest,
   hostCommandOptions,
   readJwksFile,
+  readPublisherClaimFlags,
   readWitnessPolicyFile,
   resolveHostTarget,
   type HostCommandValues,
 } from './verify.ts';
 
-export const guardUsage = `toolseal guard --manifest NAME@VERSION --registry URL [--locked] [--lock FILE] [--log-key KEY] [--jwks FILE] [--witness-policy FILE] [--strict] [--policy FILE --host-token T] [--env-deny NAME]... [--env-allow NAME]... [--allow-unsigned-command] [--metrics-listen [HOST:]PORT] [--audit-log FILE] [-- COMMAND [ARGS...]]
+export const guardUsage = `toolseal guard --manifest NAME@VERSION --registry URL [--locked] [--lock FILE] [--log-key KEY] [--jwks FILE] [--witness-policy FILE] [--expect-publisher-claim NAME=VALUE]... [--strict] [--policy FILE --host-token T] [--env-deny NAME]... [--env-allow NAME]... [--allow-unsigned-command] [--metrics-listen [HOST:]PORT] [--audit-log FILE] [-- COMMAND [ARGS...]]
   A verifying MCP proxy. Fetches NAME@VERSION and verifies it (attestation, key, digest, log inclusion) BEFORE
   starting the MCP server COMMAND over stdio (in the folder toolseal was run from), then relays JSON-RPC between
   the client on stdin/stdout and the server. On every tools/list, each tool the server presents is compared
@@ -58,6 +59,8 @@ export const guardUsage = `toolseal guard --manifest NAME@VERSION --registry URL
   --log-key K   pin the log's note verifier key (else fetched from the registry: trust on first use)
   --witness-policy FILE  a C2SP tlog-policy: the checkpoint must carry its witness quorum (else WITNESS_QUORUM)
   --jwks FILE   pin the attestation keys (else the registry's JWKS is fetched: trust on first use)
+  --expect-publisher-claim NAME=VALUE  (repeatable) the attestation's provenance must carry this claim exactly
+                (e.g. repository=acme/payments-mcp), else PUBLISHER_MISMATCH and guard does not start
   --strict      refuse the session on the first tool that differs or is unknown
   Without COMMAND, a manifest that signs its server starts the signed package itself: npm as npx -y ID@VERSION,
   PyPI as uvx ID==VERSION, OCI as docker run -i --rm IMAGE (pinned by digest), with the signed arguments and the
@@ -93,6 +96,7 @@ export async function runGuardCommand(args: string[]): Promise<ExitCode> {
       'log-key': hostCommandOptions['log-key'],
       jwks: hostCommandOptions.jwks,
       'witness-policy': hostCommandOptions['witness-policy'],
+      'expect-publisher-claim': hostCommandOptions['expect-publisher-claim'],
       // Deprecated spelling of --lock (guard's before the host commands agreed on --lock); not in --help.
       lockfile: { type: 'string' },
       strict: { type: 'boolean' },
@@ -123,6 +127,7 @@ export async function runGuardCommand(args: string[]): Promise<ExitCode> {
     'log-key': values['log-key'],
     jwks: values.jwks,
     'witness-policy': values['witness-policy'],
+    'expect-publisher-claim': values['expect-publisher-claim'],
   };
   const hostToken = values['host-token'] ?? process.env['TOOLSEAL_HOST_TOKEN'];
   if (values.policy !== undefined && (hostToken === undefined || hostToken === ''))
@@ -270,5 +275,7 @@ async function resolveGuardTarget(ref: string, values: HostCommandValues): Promi
   if (values.jwks !== undefined) options.jwks = await readJwksFile(values.jwks);
   if (values['witness-policy'] !== undefined)
     options.witnessPolicy = await readWitnessPolicyFile(values['witness-policy']);
+  const publisherClaims = readPublisherClaimFlags(values['expect-publisher-claim']);
+  if (publisherClaims !== undefined) options.expectPublisherClaim = publisherClaims;
   return { registry: resolveRegistryUrl(values.registry), ref, options };
 }

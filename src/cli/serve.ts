@@ -26,7 +26,7 @@ import { readWitnessPolicyFile } from './verify.ts';
 import type { SequencerEvent } from '../server/index.ts';
 import type { RegistryTelemetryOptions } from '../server/registry-telemetry.ts';
 
-export const serveUsage = `toolseal serve [--port P] [--data DIR] [--keys DIR] [--origin URL] [--max-body-bytes N] [--pipeline-workers N] [--approval-ttl SECONDS] [--database URL] [--sequencer-lease MS] [--witness-policy FILE] [--metrics-listen [HOST:]PORT] [--log-format text|json] [--max-pending-writes N] [--dev]
+export const serveUsage = `toolseal serve [--port P] [--data DIR] [--keys DIR] [--origin URL] [--max-body-bytes N] [--pipeline-workers N] [--approval-ttl SECONDS] [--database URL] [--sequencer-lease MS] [--witness-policy FILE] [--metrics-listen [HOST:]PORT] [--log-format text|json] [--max-pending-writes N] [--allow-insecure-issuer] [--github-issuer URL] [--dev]
   Serves the registry on 127.0.0.1 (defaults: port 8787, data/, keys/; or TOOLSEAL_PORT, TOOLSEAL_DATA,
   TOOLSEAL_KEYS). A signing key is generated on first start. --pipeline-workers: threads that run the
   publish pipeline (default: one per core beyond the first, at most 4; or TOOLSEAL_PIPELINE_WORKERS); with
@@ -52,7 +52,21 @@ export const serveUsage = `toolseal serve [--port P] [--data DIR] [--keys DIR] [
   --log-format json: one JSON access-log line per request on stderr, and the other stderr lines as JSON too (or
   TOOLSEAL_LOG_FORMAT). Traces go over OTLP/HTTP when the standard OTEL_* variables ask for it
   (docs/operations.md).
+  Publishes also accept a CI's OIDC ID token for a namespace with trust rules (publisher trust; docs/trusted-publishing.md).
+  Issuers are fetched over https: only; --allow-insecure-issuer also accepts http://127.0.0.1 issuers (tests and
+  local trials, never in production). --github-issuer URL: the issuer io.github namespaces are proven by
+  (default https://token.actions.githubusercontent.com).
   Stops gracefully on SIGTERM/SIGINT.`;
+
+/** --max-pending-writes (or TOOLSEAL_MAX_PENDING_WRITES): the bound on writes in flight (issue 24 §3). */
+function readMaxPendingWrites(given: string | undefined): number | undefined {
+  return parsePositiveInteger(given ?? process.env['TOOLSEAL_MAX_PENDING_WRITES'], '--max-pending-writes');
+}
+
+/** How publish checks OIDC ID tokens (issue 28). */
+function readTrustedPublishing(allowInsecureIssuer: boolean | undefined, githubIssuer: string | undefined) {
+  return { allowInsecureIssuer: allowInsecureIssuer === true, ...(githubIssuer === undefined ? {} : { githubIssuer }) };
+}
 
 export async function runServeCommand(args: string[]): Promise<ExitCode> {
   const { values } = parseArgs({
@@ -73,6 +87,8 @@ export async function runServeCommand(args: string[]): Promise<ExitCode> {
       examples: { type: 'string' },
       'metrics-listen': { type: 'string' },
       'log-format': { type: 'string' },
+      'allow-insecure-issuer': { type: 'boolean' },
+      'github-issuer': { type: 'string' },
     },
   });
   const tracing = await startServeTelemetry(values['metrics-listen'], values['log-format']);
@@ -88,10 +104,7 @@ export async function runServeCommand(args: string[]): Promise<ExitCode> {
     values['sequencer-lease'] ?? process.env['TOOLSEAL_SEQUENCER_LEASE_MS'],
     '--sequencer-lease',
   );
-  const maxPendingWrites = parsePositiveInteger(
-    values['max-pending-writes'] ?? process.env['TOOLSEAL_MAX_PENDING_WRITES'],
-    '--max-pending-writes',
-  );
+  const maxPendingWrites = readMaxPendingWrites(values['max-pending-writes']);
   const witnessPolicy =
     values['witness-policy'] === undefined ? undefined : await readWitnessPolicyFile(values['witness-policy']);
   const server = await startRegistryServer({
@@ -107,6 +120,7 @@ export async function runServeCommand(args: string[]): Promise<ExitCode> {
     ...(maxPendingWrites === undefined ? {} : { maxPendingWrites }),
     sequencing: { ...(leaseMs === undefined ? {} : { leaseMs }), onEvent: printSequencerEvent },
     ...(witnessPolicy === undefined ? {} : { witnessing: { policy: witnessPolicy, onError: printWitnessError } }),
+    trustedPublishing: readTrustedPublishing(values['allow-insecure-issuer'], values['github-issuer']),
     ...(tracing.options === undefined ? {} : { telemetry: tracing.options }),
   }).catch(async (error: unknown) => {
     await tracing.shutdown();

@@ -32,6 +32,7 @@ import {
 import { fetchVerifiedOrCached } from '../verify/manifest-cache.ts';
 import { getRegistryKeyPins } from '../lock/lockfile.ts';
 import { normaliseRegistryUrl } from '../client/registry-client.ts';
+import { parsePublisherClaimArgument, type PublisherClaimExpectation } from '../verify/publisher-claim.ts';
 
 export const verifyUsage = `toolseal verify NAME@VERSION --registry URL [--locked] [--lock FILE] [--log-key KEY] [--jwks FILE] [--witness-policy FILE]
 toolseal verify --locked --all [--registry URL] [--lock FILE] [--log-key KEY] [--jwks FILE] [--witness-policy FILE]
@@ -54,6 +55,9 @@ toolseal verify NAME@VERSION --bundle FILE [--manifest FILE] [--registry URL] [-
                 P-256 bundle key of the JWKS, the statement, and the hashedrekord leaf rebuilt from the bundle proven
                 in the log. --manifest FILE: the bytes (else fetched). With --manifest, --jwks and --log-key nothing
                 is fetched. Not with --locked, --all or --witness-policy yet.
+  --expect-publisher-claim NAME=VALUE  (repeatable) the attestation's provenance must carry exactly this claim
+                (repository, workflow_ref, sha, run_id, environment, issuer, subject, publisher, method), else
+                PUBLISHER_MISMATCH: e.g. repository=acme/payments-mcp (docs/trusted-publishing.md)
   TOOLSEAL_REGISTRY may stand for --registry; the lockfile's registry is the last fallback. Relative paths are
   relative to the folder the command was run from (also under npm run).
   Prints one JSON object, with the registry's "status" ("active" or "yanked", and "yankReason"); a yanked
@@ -68,6 +72,7 @@ export const hostCommandOptions = {
   jwks: { type: 'string' },
   timeout: { type: 'string' },
   'witness-policy': { type: 'string' },
+  'expect-publisher-claim': { type: 'string', multiple: true },
 } as const;
 
 export interface HostCommandValues {
@@ -78,6 +83,7 @@ export interface HostCommandValues {
   jwks?: string | undefined;
   timeout?: string | undefined;
   'witness-policy'?: string | undefined;
+  'expect-publisher-claim'?: string[] | undefined;
 }
 
 export interface HostCommandTarget {
@@ -143,11 +149,27 @@ export async function resolveHostTarget(
     options.witnessPolicy = await readWitnessPolicyFile(values['witness-policy']);
   const timeout = parsePositiveInteger(values.timeout, '--timeout');
   if (timeout !== undefined) options.timeoutMs = timeout;
+  const publisherClaims = readPublisherClaimFlags(values['expect-publisher-claim']);
+  if (publisherClaims !== undefined) options.expectPublisherClaim = publisherClaims;
   if (mode.locked && lockEntry !== undefined) options.lock = lockEntry;
   // --locked also holds the registry to the keys pinned with the entry (KEY_NOT_PINNED for any other).
   const registryKeys = mode.locked ? getRegistryKeyPins(lock, normaliseRegistryUrl(registry)) : undefined;
   if (registryKeys !== undefined) options.registryKeys = registryKeys;
   return { name, version, lockPath, lock, lockEntry, registry, options };
+}
+
+/** `--expect-publisher-claim NAME=VALUE`, repeated (issue 28 §3): what the attestation's provenance must say. */
+export function readPublisherClaimFlags(flags: readonly string[] | undefined): PublisherClaimExpectation | undefined {
+  if (flags === undefined || flags.length === 0) return undefined;
+  let expected: PublisherClaimExpectation = {};
+  for (const flag of flags) {
+    try {
+      expected = parsePublisherClaimArgument(flag, expected);
+    } catch (error) {
+      throw new UsageError(error instanceof Error ? error.message : String(error));
+    }
+  }
+  return expected;
 }
 
 /** A C2SP tlog-policy file (`--witness-policy FILE`), relative to the user's folder; refusals name the line. */
@@ -237,6 +259,8 @@ async function runVerifyAll(positionals: readonly string[], values: HostCommandV
     options.witnessPolicy = await readWitnessPolicyFile(values['witness-policy']);
   const timeout = parsePositiveInteger(values.timeout, '--timeout');
   if (timeout !== undefined) options.timeoutMs = timeout;
+  const publisherClaims = readPublisherClaimFlags(values['expect-publisher-claim']);
+  if (publisherClaims !== undefined) options.expectPublisherClaim = publisherClaims;
   const verifier = createVerifier();
   let failed = false;
   for (const [key, entry] of Object.entries(lock.manifests)) {

@@ -5,9 +5,10 @@
 
 import type { Context, Hono } from 'hono';
 import { ToolsealError } from '../core/errors.ts';
-import type { PublisherRecord } from '../registry/index.ts';
+import type { PublishAuthoriser, PublisherRecord } from '../registry/index.ts';
 
-export type AppEnv = { Variables: { publisher: PublisherRecord } };
+/** `authoriser`: a publish's bearer token as trusted publishing read it (issue 28), when the app has it. */
+export type AppEnv = { Variables: { publisher: PublisherRecord; authoriser: PublishAuthoriser } };
 export type App = Hono<AppEnv>;
 export type AppContext = Context<AppEnv>;
 

@@ -6,7 +6,7 @@ import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import { Hono } from 'hono';
 import { ToolsealError } from '../core/errors.ts';
 import { allowedMethodsOf } from '../protocol/routes.ts';
-import type { Registry } from '../registry/index.ts';
+import type { Registry, TrustedPublishing } from '../registry/index.ts';
 import type { App, AppContext, AppEnv, CheckpointDecorator, ServedWitnesses } from './app-env.ts';
 import { RequestAbortedError } from './body.ts';
 import { DEFAULT_CACHE_BYTES, ImmutableBodyCache } from './immutable-body-cache.ts';
@@ -36,6 +36,8 @@ export interface AppDeps {
   onUnexpectedError?: (error: unknown) => void;
   /** The witnesses (`serve --witness-policy`): cosignatures merged into served checkpoints, status in /healthz. */
   witnesses?: ServedWitnesses;
+  /** Trusted publishing (issue 28): publish also accepts a CI's OIDC ID token, and attests how it was authorised. */
+  trustedPublishing?: TrustedPublishing;
   /** Telemetry (issue 29): request spans and metrics, the JSON access log. Absent: no middleware at all. */
   telemetry?: AppTelemetry;
 }
@@ -65,7 +67,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const witnesses = deps.witnesses;
   const cosign: CheckpointDecorator = witnesses ? (note) => witnesses.withCosignatures(note) : (note) => note;
   mountHealthKeyRoutes(app, registry, witnesses);
-  mountPublishRoutes(app, registry, deps.maxBodyBytes ?? 1024 * 1024, cosign);
+  mountPublishRoutes(app, registry, deps.maxBodyBytes ?? 1024 * 1024, cosign, deps.trustedPublishing);
   mountManifestRoutes(app, registry, cache);
   mountYankRoutes(app, registry);
   mountApprovalRoutes(app, registry);

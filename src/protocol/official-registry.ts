@@ -2,6 +2,7 @@
 // ServerResponse, ServerList, the 404 body, URL-encoded `{serverName}`), built from a stored version, pure. The
 // routes (/v0.1/servers…) are mounted by src/http; this module only shapes what they send.
 
+import type { PublishProvenance } from '../attest/provenance.ts';
 import type { Sha256Digest } from '../core/digest.ts';
 import type { JsonObject } from '../core/json.ts';
 import type { Manifest } from '../pipeline/envelope.ts';
@@ -54,6 +55,8 @@ export interface ToolsealMeta {
   tlogProofUrl?: string;
   /** Index of the attestation's leaf in the transparency log. */
   logIndex: number;
+  /** How the publish was authorised, as the attestation records it (issue 28 §3); absent when it records nothing. */
+  provenance?: PublishProvenance;
 }
 
 /** A stored version, as the caller read it (the manifest parsed from bytes that matched their digest). */
@@ -69,6 +72,7 @@ export interface StoredServerVersion {
   isLatest: boolean;
   logIndex: number;
   evidence: EvidenceUrls;
+  provenance?: PublishProvenance | undefined;
 }
 
 /** ServerResponse: `{server, _meta}`. */
@@ -106,6 +110,7 @@ export function formatServerResponse(version: StoredServerVersion): OfficialServ
     bundleUrl: version.evidence.bundleUrl,
     ...(version.evidence.tlogProofUrl === undefined ? {} : { tlogProofUrl: version.evidence.tlogProofUrl }),
     logIndex: version.logIndex,
+    ...(version.provenance === undefined ? {} : { provenance: version.provenance }),
   };
   return {
     server,

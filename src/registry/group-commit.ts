@@ -11,6 +11,7 @@ import { assertPublisherCurrent } from './publishers.ts';
 import type { CheckpointRecorder, InclusionProof, TransparencyLog } from './transparency-log.ts';
 import { CheckpointFileRecorder } from './rollback-guard.ts';
 import { loadSigningKey } from '../keys/key-files.ts';
+import { provenanceMemberOf } from './trust-rules.ts';
 
 export interface CommitOutcome {
   /** False when the same name@version with the same digest was already stored (idempotent). */
@@ -213,6 +214,7 @@ export class GroupCommitter implements PublishCommitter {
         policy: PIPELINE_POLICY_VERSION,
         size: result.size,
         previousDigest: (previousDigest as Sha256Digest | undefined) ?? null,
+        ...provenanceMemberOf(publisher),
       },
     });
     const attestation = signStatement(statement, key);

@@ -46,3 +46,13 @@ export { inlinePipeline, type PipelineOutput, type PipelineRunner } from './pipe
 export { runFsck, type FsckReport, type FsckProblem } from './fsck.ts';
 export { GroupCommitter } from './group-commit.ts';
 export type { CommitOutcome, GroupCommitterOptions, PublishCommitter } from './group-commit.ts';
+export {
+  addTrustRule,
+  type AuthorisedPublisher,
+  type PublishAuthoriser,
+  recordNamespaceVerification,
+  removeTrustRule,
+  toTrustRule,
+  TrustedPublishing,
+  type TrustedPublishingOptions,
+} from './trust-rules.ts';

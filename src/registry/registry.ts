@@ -61,6 +61,7 @@ import { SequencedCommitter } from './sequenced-committer.ts';
 import { assertNoLogRollback, CheckpointFileRecorder } from './rollback-guard.ts';
 import { WriteAdmission } from './write-admission.ts';
 import type { QueuedPublish } from './group-commit.ts';
+import type { PublishAuthoriser } from './trust-rules.ts';
 
 export interface RegistryOptions {
   store: Store;
@@ -319,7 +320,7 @@ export class Registry {
    * The pipeline runs where `options.pipeline` says (inline, or a worker thread of a pool); the commit where
    * `options.committer` says (group commit on this thread, or on a writer thread: see group-commit.ts).
    */
-  async publish(bytes: Uint8Array, publisher: PublisherRecord): Promise<PublishOutcome> {
+  async publish(bytes: Uint8Array, publisher: PublisherRecord | PublishAuthoriser): Promise<PublishOutcome> {
     return this.writes.admit(() => this.runPublish(bytes, publisher));
   }
 
@@ -331,9 +332,14 @@ export class Registry {
     return this.writes.whenIdle();
   }
 
-  private async runPublish(bytes: Uint8Array, publisher: PublisherRecord): Promise<PublishOutcome> {
+  private async runPublish(
+    bytes: Uint8Array,
+    authoriser: PublisherRecord | PublishAuthoriser,
+  ): Promise<PublishOutcome> {
     const result = await this.pipeline.run(bytes, this.limits);
     const namespace = result.name.slice(0, result.name.indexOf('/'));
+    // Issue 28: an OIDC publish is authorised only once the namespace is known (trust-rules.ts).
+    const publisher = typeof authoriser === 'function' ? await authoriser(namespace) : authoriser;
     if (namespace.toLowerCase() !== publisher.namespace.toLowerCase()) {
       throw new ToolsealError('FORBIDDEN', `namespace ${namespace} does not belong to this publisher`, {
         pointer: '/name',

@@ -56,7 +56,7 @@ function checkRegistryExists(dataDir: string): void {
 }
 
 /** Like withStore, but NO_REGISTRY (and nothing created) when the folder holds no registry database. */
-function withExistingStore<T>(dataDir: string, work: (store: Store) => Promise<T> | T): Promise<T> {
+export function withExistingStore<T>(dataDir: string, work: (store: Store) => Promise<T> | T): Promise<T> {
   try {
     checkRegistryExists(dataDir);
   } catch (error) {

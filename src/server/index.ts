@@ -30,3 +30,13 @@ export { DEV_NAMESPACE, seedDevRegistry, type DevSeed } from './dev-seed.ts';
 export { isDatabaseUrl, redactDatabaseUrl } from '../store/postgres/index.ts';
 export { defaultPipelineWorkers } from '../runtime/pipeline-pool.ts';
 export type { SequencerEvent } from '../registry/index.ts';
+export {
+  addVerifiedPublisher,
+  listTrustRules,
+  trustNamespace,
+  untrustNamespace,
+  type TrustAdminOptions,
+  type TrustRuleRecord,
+  type VerifiedPublisherOptions,
+} from './trust-admin.ts';
+export type { TrustedPublishingConfig } from './trusted-publishing.ts';

@@ -17,6 +17,7 @@ import { openStore } from '../store/sqlite/index.ts';
 import { type DataDirLock, lockDataDir } from './data-dir-lock.ts';
 import { startWitnessing, type WitnessingOptions } from './witnessing.ts';
 import type { RegistryTelemetryOptions } from './registry-telemetry.ts';
+import { openTrustedPublishing, type TrustedPublishingConfig } from './trusted-publishing.ts';
 
 /**
  * What a registry is opened with: the registry's own options (keys, origin, clock, limits, where the pipeline runs and
@@ -94,6 +95,8 @@ export interface RegistryServerOptions extends Omit<RegistryConfig, 'origin' | '
   witnessing?: Omit<WitnessingOptions, 'registry' | 'dataDir'>;
   /** Metrics listener, request spans, access log (issue 29; registry-telemetry.ts). */
   telemetry?: RegistryTelemetryOptions;
+  /** How OIDC ID tokens are checked at publish (issue 28; trusted-publishing.ts). */
+  trustedPublishing?: TrustedPublishingConfig;
 }
 
 /** How a server on a PostgreSQL server keeps the sequencer lease, unless told otherwise (sequencer.ts has the rest). */
@@ -180,6 +183,7 @@ async function startLockedRegistryServer(
     app = createApp({
       ...options.app,
       registry: telemetry?.wrapRegistry(opened.registry) ?? opened.registry,
+      trustedPublishing: openTrustedPublishing(opened.store, options.trustedPublishing),
       cache,
       ...(telemetry === undefined ? {} : { telemetry: telemetry.app }),
       ...(witnessing === undefined ? {} : { witnesses: witnessing }),

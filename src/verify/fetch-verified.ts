@@ -1,6 +1,7 @@
 // fetchVerified: GET a manifest and its evidence (toolseal HTTP API, src/protocol/routes.ts), then verifyFetched.
 
 import type { Jwks, JwksKey } from '../attest/index.ts';
+import type { PublisherClaimExpectation } from './publisher-claim.ts';
 import { computeDigest, isSha256Digest, type Sha256Digest } from '../core/digest.ts';
 import { ToolsealError } from '../core/errors.ts';
 import { normaliseRegistryUrl, RegistryClient } from '../client/registry-client.ts';
@@ -36,6 +37,8 @@ export interface FetchVerifiedOptions {
    * this one (KEY_NOT_PINNED otherwise).
    */
   registryKeys?: RegistryKeyPins;
+  /** Claims the attestation's provenance must carry exactly (`--expect-publisher-claim`): else PUBLISHER_MISMATCH. */
+  expectPublisherClaim?: PublisherClaimExpectation;
   /** Per-request timeout in milliseconds (default 10 s). */
   timeoutMs?: number;
   /** Largest response accepted, in bytes (default 8 MiB). */
@@ -151,6 +154,7 @@ export async function fetchVerifiedWith(
         : await fetchByDigest(http, target, pin, options.name);
     if (pin !== undefined) expected.digest = pin;
     if (binding !== undefined) expected.logIndex = binding.logIndex;
+    if (options.expectPublisherClaim !== undefined) expected.publisherClaims = options.expectPublisherClaim;
     const input: VerifyFetchedInput = {
       bytes,
       attestation,

@@ -15,6 +15,8 @@ import {
 } from './log-evidence.ts';
 import { checkPinnedDigest } from './pin.ts';
 import { checkDeclaredSubject } from './subject.ts';
+import type { JsonValue } from '../core/json.ts';
+import { expectPublisherClaim, type PublisherClaimExpectation } from './publisher-claim.ts';
 
 export interface VerifyExpectation {
   /** Manifest name (`namespace/name`) asked for; the attestation subject must match. */
@@ -25,6 +27,8 @@ export interface VerifyExpectation {
   digest?: Sha256Digest;
   /** The log index the registry claims; the proof must be for that index. */
   logIndex?: number;
+  /** Claims the attestation's provenance must carry exactly (issue 28 §3): PUBLISHER_MISMATCH otherwise. */
+  publisherClaims?: PublisherClaimExpectation;
 }
 
 export interface VerifyFetchedInput {
@@ -109,6 +113,9 @@ export function verifyWithKeys(input: VerifyFetchedInput, keys: VerificationKeys
       ? undefined
       : { policy: input.witnessPolicy, nowSeconds: input.nowSeconds ?? Date.now() / 1000 };
   const proven = verifyLogEvidence(attestation, input.inclusion, input.logKey, expected.logIndex, keys, witness);
+  if (expected.publisherClaims !== undefined) {
+    expectPublisherClaim(verified.statement.predicate as unknown as JsonValue, expected.publisherClaims);
+  }
   return {
     bytes,
     get manifest(): Manifest {

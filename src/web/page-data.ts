@@ -2,6 +2,7 @@
 // the attestation's claims (RFC 7515 §7.2.2 flattened JWS over an in-toto Statement v1), log leaves by kind
 // (docs/transparency-log.md), and manifest bytes as a Manifest (the stored bytes are RFC 8785 JCS of a checked one).
 
+import { describePublishProvenance, readPublishProvenance } from '../attest/provenance.ts';
 import { isJsonObject, type JsonValue } from '../core/json.ts';
 import { parseLogEntry } from '../log/entries.ts';
 import type { Manifest } from '../pipeline/index.ts';
@@ -17,6 +18,8 @@ export interface AttestationClaims {
   storedAt: string | undefined;
   policy: string | undefined;
   previousDigest: string | null | undefined;
+  /** How the publish was authorised, in one line (issue 28 §3); undefined for an attestation without provenance. */
+  provenance: string | undefined;
 }
 
 export interface LogRow {
@@ -69,7 +72,13 @@ export function readAttestationClaims(bytes: Uint8Array): AttestationClaims {
     storedAt: text(predicate['storedAt']),
     policy: text(predicate['policy']),
     previousDigest: previous === null ? null : text(previous),
+    provenance: describeProvenanceMember(predicate['provenance']),
   };
+}
+
+function describeProvenanceMember(value: JsonValue | undefined): string | undefined {
+  const provenance = readPublishProvenance(value);
+  return provenance === undefined ? undefined : describePublishProvenance(provenance);
 }
 
 /** `name@version` split at its last `@` (versions hold no `@`), or undefined. */

@@ -180,6 +180,8 @@ const AttestationFacts: FC<{ view: VersionView }> = ({ view }) => {
         <dd>{size} bytes (canonical JSON)</dd>
         <dt>Publisher</dt>
         <dd>{claims.publisher ?? '–'}</dd>
+        <dt>Provenance</dt>
+        <dd class="provenance">{claims.provenance ?? 'not recorded'}</dd>
         <dt>Stored at</dt>
         <dd>
           <Time value={claims.storedAt ?? record.storedAt} />

@@ -33,7 +33,7 @@ describe('toolseal publisher list, revoke, rotate-token', () => {
     const root = makeTempDir();
     const data = ['--data', join(root, 'data')];
     expect((await runCli(['migrate', ...data])).code).toBe(0);
-    const added = await runCli(['publisher', 'add', 'io.github.acme', ...data]);
+    const added = await runCli(['publisher', 'add', 'io.github.acme', '--unverified-namespace', ...data]);
     expect(added.code, added.stderr).toBe(0);
     const oldToken = added.stdout.trim();
     const server = await startServerProcess([
@@ -82,6 +82,7 @@ describe('toolseal publisher list, revoke, rotate-token', () => {
           revokedAt: revocation.revokedAt,
         },
       ],
+      trustRules: [],
     });
     for (const secret of [oldToken, newToken, hashToken(oldToken), hashToken(newToken)])
       expect(listed.stdout).not.toContain(secret);
@@ -111,7 +112,7 @@ describe('toolseal publisher list, revoke, rotate-token', () => {
     }
     expect(existsSync(join(root, 'data', 'toolseal.db'))).toBe(false);
     expect((await runCli(['migrate', ...data])).code).toBe(0);
-    expect((await runCli(['publisher', 'add', 'io.github.acme', ...data])).code).toBe(0);
+    expect((await runCli(['publisher', 'add', 'io.github.acme', '--unverified-namespace', ...data])).code).toBe(0);
     const unknown = await Promise.all(
       ['revoke', 'rotate-token'].map((action) => runCli(['publisher', action, 'io.github.nobody', ...data])),
     );

@@ -23,16 +23,16 @@ describe('toolseal publisher add', () => {
   it('prints only the token; stores only its hash; refuses IO.GITHUB.ACME and a second io.github.acme', async () => {
     const dataDir = join(makeTempDir(), 'data');
     expect((await runCli(['migrate', '--data', dataDir])).code).toBe(0);
-    const added = await runCli(['publisher', 'add', 'io.github.acme', '--data', dataDir]);
+    const added = await runCli(['publisher', 'add', 'io.github.acme', '--unverified-namespace', '--data', dataDir]);
     expect(added.stderr).toBe('');
     expect(added.code).toBe(0);
     expect(added.stdout).toMatch(/^tsk_[A-Za-z0-9_-]{43}\n$/);
     const token = added.stdout.trim();
 
     const [upper, again, other] = await Promise.all([
-      runCli(['publisher', 'add', 'IO.GITHUB.ACME', '--data', dataDir]),
-      runCli(['publisher', 'add', 'io.github.acme', '--data', dataDir]),
-      runCli(['publisher', 'add', 'io.github.other', '--data', dataDir]),
+      runCli(['publisher', 'add', 'IO.GITHUB.ACME', '--unverified-namespace', '--data', dataDir]),
+      runCli(['publisher', 'add', 'io.github.acme', '--unverified-namespace', '--data', dataDir]),
+      runCli(['publisher', 'add', 'io.github.other', '--unverified-namespace', '--data', dataDir]),
     ]);
     expect(upper.code).toBe(1);
     expect(upper.stdout).toBe('');

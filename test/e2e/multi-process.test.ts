@@ -152,7 +152,9 @@ describe('three serve processes on one PostgreSQL database', () => {
     for (const result of startedFollowers) if (result.status === 'fulfilled') servers.push(result.value); // killed in afterAll
     for (const result of startedFollowers) if (result.status === 'rejected') throw result.reason;
     for (const server of servers.slice(1)) expect((await readHealth(server))?.sequencer).toBe('follower');
-    const added = await runCli(['publisher', 'add', NAMESPACE], { env: { TOOLSEAL_DATABASE_URL: url } });
+    const added = await runCli(['publisher', 'add', NAMESPACE, '--unverified-namespace'], {
+      env: { TOOLSEAL_DATABASE_URL: url },
+    });
     expect(added.code, added.stderr).toBe(0);
     const token = added.stdout.trim();
     expect(token).toMatch(/^\S+$/);

@@ -142,7 +142,10 @@ describe('toolseal migrate and fsck --database', () => {
         expect(first.stdout).toMatch(/^migrated postgresql database /);
         expect(first.stdout).not.toContain('secret-pw');
         expect((await toolseal(['migrate'], { cwd, env: { TOOLSEAL_DATABASE_URL: database.url } })).code).toBe(0);
-        const added = await toolseal(['publisher', 'add', 'io.github.acme', '--database', database.url], { cwd });
+        const added = await toolseal(
+          ['publisher', 'add', 'io.github.acme', '--unverified-namespace', '--database', database.url],
+          { cwd },
+        );
         expect(added.code).toBe(0);
         expect(added.stdout.trim()).toMatch(/^tsk_[A-Za-z0-9_-]{43}$/);
         const listed = await toolseal(['publisher', 'list'], { cwd, env: { TOOLSEAL_DATABASE_URL: database.url } });

@@ -8,6 +8,7 @@
 // stays served as `deprecated`, which the official API lists whatever include_deleted says), so there is no deleted
 // version to include or leave out (readIncludeDeleted).
 
+import { readAttestationProvenance } from '../../attest/provenance.ts';
 import { ToolsealError } from '../../core/errors.ts';
 import {
   decodeServerNameSegment,
@@ -108,6 +109,7 @@ function composeResponse(registry: Registry, entry: ServerVersionEntry): Officia
     updatedAt: entry.updatedAt,
     isLatest: entry.isLatest,
     logIndex: record.logIndex,
+    provenance: readAttestationProvenance(record.attestation),
     evidence: {
       attestationUrl: `${registry.origin}${attestationPath(record.name, record.version)}`,
       bundleUrl: `${registry.origin}${attestationsByDigestPath(record.digest)}`,

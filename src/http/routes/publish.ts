@@ -8,7 +8,7 @@ import { readBodyWithin } from '../body.ts';
 import { formatInclusionProofDto, formatTlogProofText } from '../inclusion-proof.ts';
 import { ROUTES, versionPath } from '../../protocol/routes.ts';
 import { JSON_CONTENT_TYPE, type PublishResponse } from '../../protocol/wire.ts';
-import type { PublishOutcome, Registry } from '../../registry/index.ts';
+import type { PublishOutcome, Registry, TrustedPublishing } from '../../registry/index.ts';
 import type { App, CheckpointDecorator } from '../app-env.ts';
 
 export function mountPublishRoutes(
@@ -16,18 +16,21 @@ export function mountPublishRoutes(
   registry: Registry,
   maxBodyBytes: number,
   cosign: CheckpointDecorator = (note) => note,
+  trustedPublishing?: TrustedPublishing,
 ): void {
   app.post(
     ROUTES.manifests,
     async (c, next) => {
-      // 401 before reading a byte of the body.
-      c.set('publisher', await registry.authenticate(readBearerToken(c.req.header('Authorization'))));
+      // 401 before reading a byte of the body (an OIDC ID token: when it names no trusted issuer).
+      const bearer = readBearerToken(c.req.header('Authorization'));
+      if (trustedPublishing === undefined) c.set('publisher', await registry.authenticate(bearer));
+      else c.set('authoriser', await trustedPublishing.authenticate(bearer));
       return next();
     },
     async (c) => {
       // Bytes, never c.req.json()/text(): those accept duplicate keys, round big integers, drop a BOM.
       const bytes = await readBodyWithin(c, maxBodyBytes, 'manifest body');
-      const outcome = await registry.publish(bytes, c.get('publisher'));
+      const outcome = await registry.publish(bytes, c.get('authoriser') ?? c.get('publisher'));
       c.header('Location', versionPath(outcome.record.name, outcome.record.version));
       return c.body(formatPublishBody(outcome, cosign), outcome.created ? 201 : 200, {
         'Content-Type': JSON_CONTENT_TYPE,

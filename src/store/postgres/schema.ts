@@ -214,3 +214,28 @@ export const logJobs = pgTable(
     check('log_jobs_state', sql`${table.state} IN ('queued', 'done', 'failed', 'cancelled')`),
   ],
 );
+
+/** Trust rules of trusted publishing (issue 28 §1): as in src/store/sqlite/schema.ts. */
+export const trustRules = pgTable(
+  'trust_rules',
+  {
+    id: integer('id').primaryKey().generatedByDefaultAsIdentity(),
+    namespace: text('namespace').notNull(),
+    issuer: text('issuer').notNull(),
+    audience: text('audience').notNull(),
+    claims: text('claims').notNull(),
+    refClaims: text('ref_claims').notNull(),
+    oidcOnly: integer('oidc_only').notNull(),
+    createdAt: text('created_at').notNull(),
+    removedAt: text('removed_at'),
+  },
+  (table) => [index('trust_rules_namespace').on(table.namespace)],
+);
+
+/** How a namespace was verified (issue 28 §4): as in src/store/sqlite/schema.ts. */
+export const namespaceVerifications = pgTable('namespace_verifications', {
+  namespace: text('namespace').primaryKey(),
+  unverified: integer('unverified').notNull(),
+  domain: text('domain'),
+  provenAt: text('proven_at'),
+});

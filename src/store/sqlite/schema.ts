@@ -156,3 +156,36 @@ export const approvals = sqliteTable(
     check('approvals_salt', sql`length(${table.salt}) = 32`),
   ],
 );
+
+/**
+ * Trust rules of trusted publishing (issue 28 §1, docs/trusted-publishing.md): which OIDC issuer, audience and exact
+ * claims may publish to a namespace. Claims are JSON objects of strings. Removing a rule (`publisher untrust`) sets
+ * `removed_at`: the row stays as the record of what was trusted and when.
+ */
+export const trustRules = sqliteTable(
+  'trust_rules',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    /** Lowercase reverse-DNS, as the manifest names it. */
+    namespace: text('namespace').notNull(),
+    issuer: text('issuer').notNull(),
+    audience: text('audience').notNull(),
+    claims: text('claims').notNull(),
+    refClaims: text('ref_claims').notNull(),
+    oidcOnly: integer('oidc_only').notNull(),
+    createdAt: text('created_at').notNull(),
+    removedAt: text('removed_at'),
+  },
+  (table) => [index('trust_rules_namespace').on(table.namespace)],
+);
+
+/**
+ * How a namespace was verified (issue 28 §4): `unverified` set by `publisher add … --unverified-namespace`; `domain`
+ * and `proven_at` by `publisher add … --prove-http`. A namespace without a row has neither.
+ */
+export const namespaceVerifications = sqliteTable('namespace_verifications', {
+  namespace: text('namespace').primaryKey(),
+  unverified: integer('unverified').notNull(),
+  domain: text('domain'),
+  provenAt: text('proven_at'),
+});
