@@ -50,9 +50,22 @@ export function startHttpServer(
       response.once('close', () => inFlight.delete(response));
       if (closing) endConnectionAfter(response);
     });
-    server.on('clientError', (error: Error, socket: Socket) =>
-      answerParserError(error, socket, isWritingResponseOn(inFlight, socket)),
-    );
+    server.on('clientError', (error: Error, socket: Socket) => {
+      // A bad request pipelined behind one still being answered (its handler awaits the store) gets its problem once
+      // that answer is whole (RFC 9112 §9.3.2: responses in request order).
+      const pending = findResponseWritingOn(inFlight, socket);
+      if (pending === undefined) answerParserError(error, socket, false);
+      else {
+        let finished = false;
+        pending.once('finish', () => {
+          finished = true;
+          answerParserError(error, socket, false);
+        });
+        pending.once('close', () => {
+          if (!finished) socket.destroy(); // the answer was cut short: no problem can follow it
+        });
+      }
+    });
     server.once('error', reject);
     server.listen(port, '127.0.0.1', () => {
       const info = server.address() as AddressInfo;
@@ -78,7 +91,7 @@ function endConnectionAfter(response: ServerResponse): void {
 }
 
 /** Whether a response on this connection is still being produced (only asked when the parser refuses a request). */
-function isWritingResponseOn(inFlight: ReadonlySet<ServerResponse>, socket: Socket): boolean {
-  for (const response of inFlight) if (response.socket === socket && !response.writableEnded) return true;
-  return false;
+function findResponseWritingOn(inFlight: ReadonlySet<ServerResponse>, socket: Socket): ServerResponse | undefined {
+  for (const response of inFlight) if (response.socket === socket && !response.writableEnded) return response;
+  return undefined;
 }

@@ -155,7 +155,7 @@ export async function addTrustRule(
   });
   const clock = options.clock ?? (() => new Date());
   if ((await store.findPublisherByNamespace(namespace)) === undefined) {
-    createPublisher(store, namespace, clock); // its token is dropped: this namespace publishes through OIDC
+    await createPublisher(store, namespace, clock); // its token is dropped: this namespace publishes through OIDC
   }
   if (verification === undefined) {
     await rules.saveNamespaceVerification({ namespace, unverified: false, domain: null, provenAt: null });

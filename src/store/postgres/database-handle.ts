@@ -94,6 +94,10 @@ async function openServer(url: string, options: OpenDatabaseOptions): Promise<Da
     ...runnerOf(pool),
     async withSession(work) {
       const client = await pool.connect();
+      // A session the server ends while it is checked out fails the statement in flight; the error event it also
+      // emits must not become an uncaught exception.
+      const ignore = (): void => {};
+      client.on('error', ignore);
       let broken = false;
       try {
         return await work(runnerOf(client));
@@ -102,6 +106,7 @@ async function openServer(url: string, options: OpenDatabaseOptions): Promise<Da
         broken = isConnectionError(error);
         throw error;
       } finally {
+        client.off('error', ignore);
         client.release(broken);
       }
     },

@@ -1,7 +1,8 @@
 // PostgreSQL failures the registry answers with codes of its own (SQLSTATE: PostgreSQL docs, appendix A "Error
 // Codes"): no room — 53100 disk_full, class 53 insufficient resources, ENOSPC — is STORAGE_FULL; damage — XX001
 // data_corrupted, XX002 index_corrupted — is INTEGRITY_ERROR; a lost or refused connection — class 08, 57P01–57P03
-// (shutdown), 3D000 (no such database), class 28 (authentication), socket errors — is STORAGE_UNAVAILABLE (503).
+// (shutdown), 57014 (a statement past its timeout), 3D000 (no such database), class 28 (authentication), socket
+// errors — is STORAGE_UNAVAILABLE (503).
 // The transaction that failed is rolled back by then. Messages never carry the URL or its password.
 
 import { ToolsealError } from '../../core/errors.ts';
@@ -48,6 +49,7 @@ function isUnavailable(code: unknown, message: string): boolean {
     code === '57P02' ||
     code === '57P03' ||
     code === '3D000' ||
+    code === '57014' ||
     SOCKET_ERRORS.has(code)
   );
 }
