@@ -300,7 +300,7 @@ async function measureProcesses(
       servers.push(server);
       await waitForRole(server, 'follower');
     }
-    const token = (await runToolseal(['publisher', 'add', NAMESPACE], { TOOLSEAL_DATABASE_URL: database.url })).trim();
+    const token = (await runToolseal(['publisher', 'add', NAMESPACE, '--unverified-namespace'], { TOOLSEAL_DATABASE_URL: database.url })).trim();
     const jobs = (connectionsTotal: number, seconds: number): LoadJob[] =>
       servers.map((server, i) => ({
         kind: 'publish',

@@ -134,7 +134,7 @@ export async function decideApproval(
 ): Promise<ApprovalTransitionResponse> {
   const body = readDecisionRequest(bodyBytes);
   const { store, log } = deps;
-  return await store.transaction(async () => {
+  const outcome: ApprovalTransitionResponse = await store.transaction(async () => {
     await assertPrincipalCurrent(store, operator);
     const record = await findVisible(store, operator, id);
     if (body.digest !== record.digest) {
@@ -166,6 +166,8 @@ export async function decideApproval(
     await log.signLatestCheckpoint();
     return { id: record.id, digest: record.digest as Sha256Digest, status, logIndex };
   });
+  await log.recordLatestCheckpoint();
+  return outcome;
 }
 
 /**
@@ -182,7 +184,7 @@ export async function consumeApproval(
   const { store, log } = deps;
   await findVisible(store, host, id);
   const { action } = await recomputeAction(deps, host, envelopeBytes);
-  return await store.transaction(async () => {
+  const outcome: ApprovalTransitionResponse = await store.transaction(async () => {
     await assertPrincipalCurrent(store, host);
     const record = await findVisible(store, host, id);
     if (action.digest !== record.digest) {
@@ -205,6 +207,8 @@ export async function consumeApproval(
     await log.signLatestCheckpoint();
     return { id: record.id, digest: record.digest as Sha256Digest, status: 'consumed', logIndex };
   });
+  await log.recordLatestCheckpoint();
+  return outcome;
 }
 
 /** `expired` for a pending or approved request whose time is up; else the stored status. */

@@ -1,17 +1,17 @@
 // Registry use cases — publish, fetch, yank, list, auditor queries, keys — tying pipeline, attest, log and store. No HTTP here.
+// The facade every transport calls (over 450 lines: one short method per use case; the work lives in the modules it
+// delegates to: signing-keys.ts, log-job-runner.ts, approvals.ts, yank.ts, group-commit.ts, official-servers.ts).
 
-import { rmSync } from 'node:fs';
 import { ToolsealError } from '../core/errors.ts';
 import { computeSha256Hex, type PipelineLimits, type RenamedTool, type Sha256Digest } from '../pipeline/index.ts';
-import { buildJwks, type Jwks, type KeyValidity, type PublicJwk, type SigningKey } from '../attest/index.ts';
+import type { Jwks, KeyValidity } from '../attest/index.ts';
 import { GroupCommitter, type PublishCommitter } from './group-commit.ts';
 import { authenticatePublisher, createPublisher } from './publishers.ts';
 import { inlinePipeline, type PipelineRunner } from './pipeline-runner.ts';
-import { formatKeyEntry } from '../log/entries.ts';
 import type { CheckpointRecord, PublisherRecord, Store, VersionRecord, VersionStatus } from '../store/index.ts';
 import { pickLatestVersion, compareVersions } from './semver.ts';
 import { TransparencyLog, type InclusionProof } from './transparency-log.ts';
-import { generateSigningKey, signingKeyFile, loadOrCreateLogKey, loadSigningKey } from '../keys/key-files.ts';
+import { loadOrCreateLogKey } from '../keys/key-files.ts';
 import type { ManifestListResponse } from '../protocol/wire.ts';
 import {
   type ApprovalListResponse,
@@ -46,21 +46,20 @@ import {
   type ServerPageQuery,
   type ServerVersionEntry,
 } from './official-servers.ts';
-import type { LogJobRecord } from '../store/index.ts';
-import {
-  decodeLogJob,
-  describeJobFailure,
-  encodeLogJobResult,
-  type LogJob,
-  type LogJobResult,
-  type YankJobValue,
-  unwrapLogJobResult,
-} from './log-jobs.ts';
+import { type LogJob, type YankJobValue, unwrapLogJobResult } from './log-jobs.ts';
+import { executeLogJobs } from './log-job-runner.ts';
 import { asSequencingStore, isSequencerLoss, Sequencer, type SequencerEvent, type SequencerRole } from './sequencer.ts';
 import { SequencedCommitter } from './sequenced-committer.ts';
 import { assertNoLogRollback, CheckpointFileRecorder } from './rollback-guard.ts';
 import { WriteAdmission } from './write-admission.ts';
-import type { QueuedPublish } from './group-commit.ts';
+import {
+  buildRegistryJwks,
+  listKeyValidities,
+  loadActiveSigningKey,
+  registerFirstSigningKey,
+  rotateSigningKey,
+  type SigningKeyDeps,
+} from './signing-keys.ts';
 import type { PublishAuthoriser } from './trust-rules.ts';
 
 export interface RegistryOptions {
@@ -188,7 +187,17 @@ export class Registry {
         ...(sequencing.leaseMs === undefined ? {} : { leaseMs: sequencing.leaseMs }),
         ...(sequencing.pollMs === undefined ? {} : { pollMs: sequencing.pollMs }),
         ...(sequencing.jobTimeoutMs === undefined ? {} : { jobTimeoutMs: sequencing.jobTimeoutMs }),
-        execute: (jobs) => this.executeLogJobs(jobs),
+        execute: (jobs) =>
+          executeLogJobs(
+            {
+              store: asSequencingStore(this.store),
+              committer: this.localCommitter!,
+              yank: this.yankDeps,
+              approvals: this.approvalDeps,
+            },
+            jobs,
+          ),
+        afterCommit: () => this.log.recordLatestCheckpoint(),
         onSequencing: () => this.signUncoveredLeaves(sequencing.onEvent),
         ...(sequencing.onEvent === undefined ? {} : { onEvent: sequencing.onEvent }),
       });
@@ -213,7 +222,7 @@ export class Registry {
   async start(): Promise<void> {
     await this.sequencer?.start();
     // The active key must load (a missing private file is an error here, not at the first publish).
-    if (!(await this.loadActiveSigningKey())) await this.generateFirstSigningKey();
+    if (!(await loadActiveSigningKey(this.keyDeps))) await this.generateFirstSigningKey();
   }
 
   /** With several processes on one database: whether this one sequences the log now; otherwise undefined. */
@@ -502,73 +511,6 @@ export class Registry {
     return fromValue(unwrapLogJobResult<V>(await sequencer.submit(job)));
   }
 
-  /**
-   * The sequencer's side, inside its transaction: run each queued job in order (consecutive publishes as one group
-   * commit), and record each outcome with it. A failure that says the sequencer itself cannot go on (its lease, its
-   * connection) aborts the batch: the jobs stay queued for the next sequencer.
-   */
-  private async executeLogJobs(jobs: LogJobRecord[]): Promise<void> {
-    const results = new Map<number, LogJobResult>();
-    let publishes: QueuedPublish[] = [];
-    const flush = async (): Promise<void> => {
-      if (publishes.length > 0) await this.localCommitter!.commitNow(publishes);
-      publishes = [];
-    };
-    for (const record of jobs) {
-      let job: LogJob;
-      try {
-        job = decodeLogJob(record.kind, record.payload);
-      } catch (error) {
-        results.set(record.id, describeJobFailure(error));
-        continue;
-      }
-      if (job.kind === 'publish') {
-        publishes.push({
-          result: job.result,
-          publisher: job.publisher,
-          resolve: (outcome) =>
-            results.set(record.id, {
-              ok: true,
-              value: {
-                created: outcome.created,
-                name: outcome.record.name,
-                version: outcome.record.version,
-                inclusion: outcome.inclusion,
-              },
-            }),
-          reject: (error) => results.set(record.id, describeJobFailure(error)),
-        });
-        continue;
-      }
-      await flush();
-      results.set(record.id, await this.runLogJob(job));
-    }
-    await flush();
-    for (const [id, result] of results) {
-      if (!result.ok && (result.code === 'SEQUENCER_UNAVAILABLE' || result.code === 'STORAGE_UNAVAILABLE')) {
-        throw new ToolsealError(result.code, result.message);
-      }
-      await asSequencingStore(this.store).finishLogJob(id, result.ok ? 'done' : 'failed', encodeLogJobResult(result));
-    }
-  }
-
-  private async runLogJob(job: Exclude<LogJob, { kind: 'publish' }>): Promise<LogJobResult> {
-    try {
-      switch (job.kind) {
-        case 'yank': {
-          const { alreadyYanked } = await yankVersion(this.yankDeps, job.publisher, job.name, job.version, job.reason);
-          return { ok: true, value: { alreadyYanked } };
-        }
-        case 'approval-decision':
-          return { ok: true, value: await decideApproval(this.approvalDeps, job.principal, job.id, job.body) };
-        case 'approval-consumption':
-          return { ok: true, value: await consumeApproval(this.approvalDeps, job.principal, job.id, job.body) };
-      }
-    } catch (error) {
-      return describeJobFailure(error);
-    }
-  }
-
   /** The new sequencer signs over leaves no checkpoint covers (e.g. appended by an admin command). */
   private async signUncoveredLeaves(onEvent: ((event: SequencerEvent) => void) | undefined): Promise<void> {
     try {
@@ -584,50 +526,16 @@ export class Registry {
   // ── keys ────────────────────────────────────────────────────────────────
 
   async jwks(): Promise<Jwks> {
-    return buildJwks(await this.keyValidities());
+    return buildRegistryJwks(this.store);
   }
 
   async keyValidities(): Promise<KeyValidity[]> {
-    return (await this.store.listSigningKeys()).map((key) => ({
-      kid: key.kid,
-      publicJwk: JSON.parse(key.publicJwk) as PublicJwk,
-      notBefore: key.notBefore,
-      notAfter: key.notAfter,
-    }));
+    return listKeyValidities(this.store);
   }
 
   /** Make a new key active and retire the current one (kept in the JWKS with its `exp`); logged. */
-  async rotateSigningKey(): Promise<{ retired: string; active: string }> {
-    const fresh = generateSigningKey(this.keysDir);
-    const retired = await this.withKeyFileRemovedOnFailure(
-      fresh,
-      async () =>
-        await this.store.transaction(async () => {
-          const current = (await this.store.listSigningKeys()).find((key) => key.notAfter === null);
-          const now = this.clock().getTime() / 1000;
-          const notBefore = Math.floor(now);
-          // The old key stays valid through the current second, so nothing it signed just now is orphaned.
-          const notAfter = Math.floor(now) + 1;
-          if (current) await this.store.retireSigningKey(current.kid, notAfter);
-          const leaf = formatKeyEntry({
-            kid: fresh.kid,
-            publicJwk: fresh.publicJwk,
-            notBefore,
-            retires: current ? { kid: current.kid, notAfter } : null,
-          });
-          const logIndex = await this.log.appendLeaf('key', leaf);
-          await this.store.insertSigningKey({
-            kid: fresh.kid,
-            publicJwk: JSON.stringify(fresh.publicJwk),
-            notBefore,
-            notAfter: null,
-            logIndex,
-          });
-          return current?.kid ?? '';
-        }),
-    );
-    await this.log.awaitCheckpointIncluding((await this.store.getLogSize()) - 1);
-    return { retired, active: fresh.kid };
+  rotateSigningKey(): Promise<{ retired: string; active: string }> {
+    return rotateSigningKey(this.keyDeps);
   }
 
   /** The leaf data of log entries [start, end), for entry bundles (C2SP tlog-tiles). */
@@ -639,53 +547,20 @@ export class Registry {
     return await this.log.latestCheckpoint();
   }
 
-  /** A key file whose registration failed is deleted, so the keys folder never holds an orphan private key. */
-  private async withKeyFileRemovedOnFailure<T>(key: SigningKey, work: () => Promise<T>): Promise<T> {
-    try {
-      return await work();
-    } catch (error) {
-      rmSync(signingKeyFile(this.keysDir, key.kid), { force: true });
-      throw error;
-    }
-  }
-
-  private async loadActiveSigningKey(): Promise<SigningKey | undefined> {
-    const active = (await this.store.listSigningKeys()).find((key) => key.notAfter === null);
-    return active ? loadSigningKey(this.keysDir, active.kid) : undefined;
+  private get keyDeps(): SigningKeyDeps {
+    return { store: this.store, log: this.log, keysDir: this.keysDir, clock: this.clock };
   }
 
   /**
-   * First start: a dev signing key is generated, registered and logged. With several processes starting on one new
-   * database, the first to get the writer lock registers its key and the others load it (the keys folder is shared).
+   * First start: a signing key is generated, registered and logged, and a checkpoint signed over it. A follower leaves
+   * the checkpoint to the sequencer (which signs over uncovered leaves when it takes the lease).
    */
-  private async generateFirstSigningKey(): Promise<SigningKey> {
-    const key = generateSigningKey(this.keysDir);
-    const registered = await this.withKeyFileRemovedOnFailure(
-      key,
-      async () =>
-        await this.store.transaction(async () => {
-          const existing = await this.loadActiveSigningKey();
-          if (existing) return existing;
-          const notBefore = Math.floor(this.clock().getTime() / 1000);
-          const leaf = formatKeyEntry({ kid: key.kid, publicJwk: key.publicJwk, notBefore, retires: null });
-          const logIndex = await this.log.appendLeaf('key', leaf);
-          await this.store.insertSigningKey({
-            kid: key.kid,
-            publicJwk: JSON.stringify(key.publicJwk),
-            notBefore,
-            notAfter: null,
-            logIndex,
-          });
-          return key;
-        }),
-    );
-    if (registered !== key) rmSync(signingKeyFile(this.keysDir, key.kid), { force: true });
-    // A follower leaves the checkpoint to the sequencer (which signs over uncovered leaves when it takes the lease).
+  private async generateFirstSigningKey(): Promise<void> {
+    await registerFirstSigningKey(this.keyDeps);
     if (this.sequencer === undefined || this.sequencer.isSequencer()) {
       await this.log.signLatestCheckpoint();
       await this.log.recordLatestCheckpoint();
     }
-    return registered;
   }
 }
 

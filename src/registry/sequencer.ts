@@ -27,6 +27,8 @@ export interface SequencerOptions {
   jobTimeoutMs?: number;
   /** Runs claimed jobs inside the sequencer's transaction, writing each one's outcome (the registry's). */
   execute?: (jobs: LogJobRecord[]) => Promise<void>;
+  /** After a transaction that ran jobs has committed (the registry records its checkpoint then, never inside it). */
+  afterCommit?: () => Promise<void>;
   /** After becoming sequencer (and each renewal): signs a checkpoint over leaves no checkpoint covers yet. */
   onSequencing?: () => Promise<void>;
   /** Role changes and failures of the loop, for the server's log. */
@@ -38,7 +40,7 @@ export type SequencerEvent =
   | { type: 'error'; where: 'lease' | 'jobs' | 'outcomes'; error: unknown };
 
 /** Queued work answered in one batch. */
-const CLAIM_LIMIT = 64;
+const CLAIM_LIMIT = 256;
 /** Finished jobs are deleted by the sequencer this long after they finished (their submitters have read them). */
 const PURGE_AFTER_MS = 60_000;
 /** How often the sequencer purges. */
@@ -207,12 +209,14 @@ export class Sequencer {
     try {
       await this.purgeOld();
       if (!(await this.store.hasQueuedLogJobs())) return false;
-      return await this.store.transaction(async () => {
+      const worked = await this.store.transaction(async () => {
         await this.fence();
         const jobs = await this.store.claimQueuedLogJobs(CLAIM_LIMIT);
         if (jobs.length > 0) await this.options.execute?.(jobs);
         return jobs.length > 0;
       });
+      if (worked) await this.options.afterCommit?.();
+      return worked;
     } catch (error) {
       this.options.onEvent?.({ type: 'error', where: 'jobs', error });
       return false;

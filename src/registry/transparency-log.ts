@@ -113,7 +113,8 @@ export class TransparencyLog {
    * inside it: a rolled-back checkpoint must not be recorded), before its writes are answered.
    */
   async recordLatestCheckpoint(): Promise<void> {
-    if (!this.recorder) return;
+    // Inside an outer transaction (the sequencer's) nothing is committed yet: whoever commits it records.
+    if (!this.recorder || this.store.isInTransaction()) return;
     const latest = await this.store.latestCheckpoint();
     if (latest) this.recorder.record(latest);
   }

@@ -145,6 +145,8 @@ export interface StoreTransactions {
   transaction<T>(work: () => Promise<T>): Promise<T>;
   /** Run the reads in `work` on one consistent snapshot (other writers go on); errors as in `transaction`. */
   read<T>(work: () => Promise<T>): Promise<T>;
+  /** True when the caller runs inside one of this store's transactions (its async context): not yet committed. */
+  isInTransaction(): boolean;
   /** Check the storage's own structure (pages, indexes); one line per problem found, none when intact (for fsck). */
   checkStructure(): Promise<string[]>;
   close(): Promise<void>;

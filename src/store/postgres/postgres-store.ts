@@ -156,6 +156,10 @@ export class PostgresStore implements Store, SequencingStore {
     return this.inTransaction(BEGIN_READ, true, work);
   }
 
+  isInTransaction(): boolean {
+    return this.openTransaction() !== undefined;
+  }
+
   checkStructure(): Promise<string[]> {
     return checkPostgresStructure((sql, params) => this.q(sql, params));
   }

@@ -69,7 +69,8 @@ export class ConnectionGate {
     }
   }
 
-  private isInside(): boolean {
+  /** True when the caller runs inside the open transaction. */
+  isInside(): boolean {
     return this.holder !== undefined && this.context.getStore() === this.holder;
   }
 

@@ -93,6 +93,10 @@ export class SqliteStore implements Store {
     return this.gate.transaction('DEFERRED', work);
   }
 
+  isInTransaction(): boolean {
+    return this.gate.isInside();
+  }
+
   /** SQLite's own integrity check (PRAGMA integrity_check, at most 20 problems): pages, b-trees, indexes. */
   checkStructure(): Promise<string[]> {
     return this.gate.call(() => runIntegrityCheck(this.client));
