@@ -221,8 +221,13 @@ export class Registry {
   /** Start sequencing (with several processes) and load the active signing key, generating the first one. */
   async start(): Promise<void> {
     await this.sequencer?.start();
-    // The active key must load (a missing private file is an error here, not at the first publish).
-    if (!(await loadActiveSigningKey(this.keyDeps))) await this.generateFirstSigningKey();
+    try {
+      // The active key must load (a missing private file is an error here, not at the first publish).
+      if (!(await loadActiveSigningKey(this.keyDeps))) await this.generateFirstSigningKey();
+    } catch (error) {
+      await this.sequencer?.close(); // a registry that failed to open leaves nothing running
+      throw error;
+    }
   }
 
   /** With several processes on one database: whether this one sequences the log now; otherwise undefined. */
