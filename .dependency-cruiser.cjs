@@ -95,6 +95,13 @@ module.exports = {
       to: { path: '^(node_modules/)?(hono|@hono/)' },
     },
     {
+      name: 'http-does-not-import-the-pages',
+      comment: 'The web pages use src/http (its context and problem table); the composition root mounts them (issue 24 §6).',
+      severity: 'error',
+      from: { path: '^src/http/' },
+      to: { path: '^src/web/' },
+    },
+    {
       name: 'web-pages-use-the-registry',
       severity: 'error',
       comment: 'The pages reach the registry only through its use cases (src/registry), never the store.',

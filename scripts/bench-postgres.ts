@@ -33,6 +33,8 @@ const DEFAULT_SERVER_URL = 'postgres://postgres@127.0.0.1:5432/test';
 const CONCURRENCY = [8, 64] as const;
 const ROUNDS = 3;
 const SECONDS = 3;
+/** How long each read measurement runs (idle, then under publish load). */
+const READ_SECONDS = 3;
 /** The pipeline baseline's length between consecutive HTTP runs (each run is paired with the two around it). */
 const PIPELINE_SECONDS = 1;
 /** Pause after a publish run before the baseline is measured (the servers' threads finish their work). */
@@ -300,7 +302,11 @@ async function measureProcesses(
       servers.push(server);
       await waitForRole(server, 'follower');
     }
-    const token = (await runToolseal(['publisher', 'add', NAMESPACE, '--unverified-namespace'], { TOOLSEAL_DATABASE_URL: database.url })).trim();
+    const token = (
+      await runToolseal(['publisher', 'add', NAMESPACE, '--unverified-namespace'], {
+        TOOLSEAL_DATABASE_URL: database.url,
+      })
+    ).trim();
     const jobs = (connectionsTotal: number, seconds: number): LoadJob[] =>
       servers.map((server, i) => ({
         kind: 'publish',
@@ -443,6 +449,54 @@ async function measure(targets: Target[], load: LoadClient, upload: Buffer): Pro
   return pipelineRates;
 }
 
+/** Reads while publishes saturate the writer (issue 24 §4): each read's p99 under load against its idle p99. */
+async function measureReadsUnderLoad(target: Target, upload: Buffer): Promise<string[]> {
+  const reads = new LoadClient();
+  const writes = new LoadClient();
+  try {
+    const name = (JSON.parse(upload.toString('utf8')) as { name: string }).name;
+    const versions = await target.server.registry.listVersions(name);
+    const digest = versions.at(-1)!.digest;
+    const paths = [
+      ['checkpoint', '/v1/log/checkpoint'],
+      ['attestations by digest (store + inclusion proof)', `/v1/attestations/${digest}`],
+    ] as const;
+    const read = (path: string, seconds: number): LoadJob => ({
+      kind: 'get',
+      url: target.server.url,
+      path,
+      connections: 4,
+      seconds,
+    });
+    const publish: LoadJob = {
+      kind: 'publish',
+      url: target.server.url,
+      path: '/v1/manifests',
+      connections: 64,
+      seconds: READ_SECONDS + 1,
+      token: target.token,
+      template: templateOf(upload),
+      versionPrefix: '8.0.',
+    };
+    const lines = [
+      `  reads on ${target.label} while 64 publishes are in flight, against idle (4 readers, ${READ_SECONDS} s each):`,
+    ];
+    for (const [label, path] of paths) {
+      const idle = await reads.run(read(path, READ_SECONDS));
+      const [busy, writing] = await Promise.all([reads.run(read(path, READ_SECONDS)), writes.run(publish)]);
+      await target.server.registry.drain();
+      lines.push(
+        `    ${label}: p99 idle ${fmt(idle.p99, 2)} ms, under load ${fmt(busy.p99, 2)} ms = ${fmt(busy.p99 / Math.max(idle.p99, 0.01), 2)}x` +
+          ` (target <= 3); ${fmt(busy.okPerSecond)} reads/s alongside ${fmt(writing.okPerSecond)} publishes/s`,
+      );
+    }
+    return lines;
+  } finally {
+    reads.close();
+    writes.close();
+  }
+}
+
 export async function benchPostgres(): Promise<string[]> {
   const upload = readFileSync(MANIFEST_FILE);
   const database = await openBenchDatabase();
@@ -471,6 +525,7 @@ export async function benchPostgres(): Promise<string[]> {
       Math.max(...[...t.runs.values()].map((list) => median(list.map((r) => r.result.okPerSecond)))),
     );
     lines.push(`  ${targets[1]!.label}/SQLite best throughput ${fmt(postgres! / sqlite!, 2)}`);
+    lines.push(...(await measureReadsUnderLoad(targets[1]!, upload)));
   } finally {
     load.close();
     try {

@@ -7,7 +7,7 @@ import { Hono } from 'hono';
 import { ToolsealError } from '../core/errors.ts';
 import { allowedMethodsOf } from '../protocol/routes.ts';
 import type { Registry, TrustedPublishing } from '../registry/index.ts';
-import type { App, AppContext, AppEnv, CheckpointDecorator, ServedWitnesses } from './app-env.ts';
+import type { App, AppContext, AppEnv, CheckpointDecorator, ServedWitnesses, WitnessKeyView } from './app-env.ts';
 import { RequestAbortedError } from './body.ts';
 import { DEFAULT_CACHE_BYTES, ImmutableBodyCache } from './immutable-body-cache.ts';
 import { respondWithProblem } from './problem.ts';
@@ -19,7 +19,6 @@ import { mountManifestRoutes } from './routes/manifests.ts';
 import { mountOfficialRegistryRoutes } from './routes/official-registry.ts';
 import { mountPublishRoutes } from './routes/publish.ts';
 import { mountYankRoutes } from './routes/yank.ts';
-import { mountWebRoutes } from '../web/index.ts';
 import type { RegistryMetrics } from '../telemetry/index.ts';
 import { createAccessLog } from './middleware/access-log.ts';
 import { createRequestTelemetry } from './middleware/request-telemetry.ts';
@@ -40,6 +39,11 @@ export interface AppDeps {
   trustedPublishing?: TrustedPublishing;
   /** Telemetry (issue 29): request spans and metrics, the JSON access log. Absent: no middleware at all. */
   telemetry?: AppTelemetry;
+  /**
+   * Mounts the web pages (src/web's mountWebRoutes, given by the composition root: the pages use src/http, so
+   * src/http never imports them). Absent: an API without pages.
+   */
+  mountPages?: (app: App, registry: Registry, witnessKeys: readonly WitnessKeyView[]) => void;
 }
 
 export interface AppTelemetry {
@@ -74,7 +78,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   mountBlobRoutes(app, registry, cache, cosign);
   mountLogRoutes(app, registry, cosign);
   mountOfficialRegistryRoutes(app, registry);
-  mountWebRoutes(app, registry, witnesses?.cosigners ?? []);
+  deps.mountPages?.(app, registry, witnesses?.cosigners ?? []);
   return app;
 }
 

@@ -1,6 +1,7 @@
 // The one composition root: store → keys → registry (pipeline and committer, inline or on threads) → app → server,
 // in that order, and closed in the reverse order. Used by `toolseal serve`, the benches and the tests.
 
+import { mountWebRoutes } from '../web/index.ts';
 import { mkdirSync } from 'node:fs';
 import type { AppDeps } from '../http/app.ts';
 import { createApp } from '../http/app.ts';
@@ -187,6 +188,7 @@ async function startLockedRegistryServer(
       cache,
       ...(telemetry === undefined ? {} : { telemetry: telemetry.app }),
       ...(witnessing === undefined ? {} : { witnesses: witnessing }),
+      mountPages: mountWebRoutes,
     });
     const metricsListener = await telemetry?.listen(opened.registry, witnessing);
     const running = server;

@@ -1,6 +1,7 @@
 // Test helpers for the registry, HTTP, store, attestation and end-to-end suites: temp dirs, a registry with an
 // app over it, manifest builders, database snapshots, problem+json reading, and CLI / server child processes.
 
+import { mountWebRoutes } from '../../src/web/index.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -165,7 +166,13 @@ export async function createTestEnv(options: TestEnvOptions = {}): Promise<TestE
   });
   const unexpectedErrors: unknown[] = [];
   const newApp = (deps: Omit<AppDeps, 'registry'> = {}): ReturnType<typeof createApp> =>
-    createApp({ onUnexpectedError: (error) => unexpectedErrors.push(error), ...options.app, ...deps, registry });
+    createApp({
+      onUnexpectedError: (error) => unexpectedErrors.push(error),
+      mountPages: mountWebRoutes,
+      ...options.app,
+      ...deps,
+      registry,
+    });
   const { publisher, token } = await registry.createPublisher(options.namespace ?? 'io.github.acme');
   return {
     root,
