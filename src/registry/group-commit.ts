@@ -136,6 +136,7 @@ export class GroupCommitter implements PublishCommitter {
         const key = await this.currentSigningKey();
         const settled: (() => void)[] = [];
         const committed: { item: QueuedPublish; stored: Omit<CommitOutcome, 'inclusion'> }[] = [];
+        const fresh: QueuedPublish[] = [];
         for (const item of batch) {
           let found: Omit<CommitOutcome, 'inclusion'> | undefined;
           try {
@@ -146,8 +147,10 @@ export class GroupCommitter implements PublishCommitter {
             settled.push(() => item.reject(refusal));
             continue;
           }
-          committed.push({ item, stored: found ?? (await this.storePublish(item.result, item.publisher, key)) });
+          if (found) committed.push({ item, stored: found });
+          else fresh.push(item);
         }
+        committed.push(...(await this.storePublishes(fresh, key)));
         if (committed.length === 0) return settled;
         // Signed before the commit: an acknowledged publish is in a signed checkpoint, never only in the tree.
         // (Also when only an idempotent publish's leaf is beyond the latest checkpoint, which a crash can leave.)
@@ -195,43 +198,59 @@ export class GroupCommitter implements PublishCommitter {
     );
   }
 
-  /** A new version, inside the batch transaction: sign its attestation, store bytes, leaf and version. */
-  private async storePublish(
-    result: PipelineOutput,
-    publisher: PublisherRecord,
+  /**
+   * The batch's new versions, inside its transaction: sign each attestation (chained to the name's previous digest,
+   * an earlier one of this batch included), store the bytes, append every leaf at once, then the version rows.
+   */
+  private async storePublishes(
+    fresh: readonly QueuedPublish[],
     key: SigningKey,
-  ): Promise<Omit<CommitOutcome, 'inclusion'>> {
+  ): Promise<{ item: QueuedPublish; stored: Omit<CommitOutcome, 'inclusion'> }[]> {
     const { store, log } = this.options;
-    const previousDigest = await store.getLatestStoredDigest(result.name);
-    const storedAt = this.options.clock().toISOString();
-    const statement = buildPublishStatement({
-      name: result.name,
-      version: result.version,
-      digest: result.digest,
-      predicate: {
-        registry: this.options.origin,
-        publisher: publisher.namespace,
+    const latestInBatch = new Map<string, string>();
+    const signed: { item: QueuedPublish; storedAt: string; attestation: Buffer }[] = [];
+    for (const item of fresh) {
+      const { result, publisher } = item;
+      const previousDigest = latestInBatch.get(result.name) ?? (await store.getLatestStoredDigest(result.name));
+      latestInBatch.set(result.name, result.digest);
+      const storedAt = this.options.clock().toISOString();
+      const statement = buildPublishStatement({
+        name: result.name,
+        version: result.version,
+        digest: result.digest,
+        predicate: {
+          registry: this.options.origin,
+          publisher: publisher.namespace,
+          storedAt,
+          policy: PIPELINE_POLICY_VERSION,
+          size: result.size,
+          previousDigest: (previousDigest as Sha256Digest | undefined) ?? null,
+          ...provenanceMemberOf(publisher),
+        },
+      });
+      const attestation = signStatement(statement, key);
+      await store.insertBlobIfAbsent(result.digest, result.canonicalBytes);
+      signed.push({ item, storedAt, attestation });
+    }
+    const logIndexes = await log.appendLeaves(
+      'attestation',
+      signed.map(({ attestation }) => attestation),
+    );
+    const stored: { item: QueuedPublish; stored: Omit<CommitOutcome, 'inclusion'> }[] = [];
+    for (const [offset, { item, storedAt, attestation }] of signed.entries()) {
+      const record = await store.insertVersion({
+        name: item.result.name,
+        version: item.result.version,
+        digest: item.result.digest,
+        publisherId: item.publisher.id,
         storedAt,
-        policy: PIPELINE_POLICY_VERSION,
-        size: result.size,
-        previousDigest: (previousDigest as Sha256Digest | undefined) ?? null,
-        ...provenanceMemberOf(publisher),
-      },
-    });
-    const attestation = signStatement(statement, key);
-    await store.insertBlobIfAbsent(result.digest, result.canonicalBytes);
-    const logIndex = await log.appendLeaf('attestation', attestation);
-    const record = await store.insertVersion({
-      name: result.name,
-      version: result.version,
-      digest: result.digest,
-      publisherId: publisher.id,
-      storedAt,
-      attestation,
-      kid: key.kid,
-      logIndex,
-    });
-    return { created: true, record };
+        attestation,
+        kid: key.kid,
+        logIndex: logIndexes[offset]!,
+      });
+      stored.push({ item, stored: { created: true, record } });
+    }
+    return stored;
   }
 
   /** The active key, reloaded when another process or thread (e.g. `toolseal keys rotate`) rotated it. */

@@ -23,7 +23,7 @@ import {
   type NodeReader,
 } from '../log/index.ts';
 import type { SigningKey } from '../attest/index.ts';
-import type { CheckpointRecord, LogEntryKind, Store } from '../store/index.ts';
+import { type CheckpointRecord, type LogEntryKind, logNodeKey, type Store } from '../store/index.ts';
 import { computeWithStoredNodes } from './log-node-prefetch.ts';
 
 export interface InclusionProof {
@@ -121,15 +121,41 @@ export class TransparencyLog {
 
   /** Append one leaf. Must run inside the caller's store transaction; returns the leaf index. */
   async appendLeaf(kind: LogEntryKind, data: Uint8Array): Promise<number> {
-    const index = await this.store.getLogSize();
-    const leafHash = hashLeaf(data);
-    for (const node of await this.withStoredNodes((reader) => computeNodesForAppend(reader, index, leafHash))) {
-      await this.store.insertLogNode(node.level, node.index, node.hash);
-    }
+    return (await this.appendLeaves(kind, [data]))[0]!;
+  }
+
+  /**
+   * Append several leaves in order (a batch's): the nodes they create are computed from one read of the stored nodes
+   * they need and written with the leaves in one statement. Must run inside the caller's store transaction; returns
+   * the leaves' indexes.
+   */
+  async appendLeaves(kind: LogEntryKind, datas: readonly Uint8Array[]): Promise<number[]> {
+    if (datas.length === 0) return [];
+    const start = await this.store.getLogSize();
+    const leafHashes = datas.map((data) => hashLeaf(data));
+    const nodes = await this.withStoredNodes((stored) => {
+      // Nodes created earlier in this batch are read from here, not from the store.
+      const fresh = new Map<string, Uint8Array>();
+      const reader: NodeReader = {
+        readNode: (level, index) => fresh.get(logNodeKey(level, index)) ?? stored.readNode(level, index),
+      };
+      return leafHashes.flatMap((leafHash, offset) =>
+        computeNodesForAppend(reader, start + offset, leafHash).map((node) => {
+          fresh.set(logNodeKey(node.level, node.index), node.hash);
+          return node;
+        }),
+      );
+    });
     // Views, not copies: the stores copy bound bytes when the statement runs.
     const asBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    await this.store.insertLogEntry({ index, kind, data: asBuffer(data), leafHash: asBuffer(leafHash) });
-    return index;
+    const entries = datas.map((data, offset) => ({
+      index: start + offset,
+      kind,
+      data: asBuffer(data),
+      leafHash: asBuffer(leafHashes[offset]!),
+    }));
+    await this.store.insertLogLeaves(entries, nodes);
+    return entries.map((entry) => entry.index);
   }
 
   /** Resolve with a signed checkpoint whose tree includes leaf `index`, signing one if needed (batched). */

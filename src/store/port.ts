@@ -59,6 +59,13 @@ export interface LogEntryRecord {
   leafHash: Buffer;
 }
 
+/** A perfect-subtree node of the log (RFC 9162 §2.1.1): its level, its index at that level, its hash. */
+export interface LogNodeRecord {
+  level: number;
+  index: number;
+  hash: Uint8Array;
+}
+
 export interface CheckpointRecord {
   size: number;
   rootHash: Buffer;
@@ -251,6 +258,8 @@ export interface LogStore {
   readLogNodes(nodes: readonly { level: number; index: number }[]): Promise<Map<string, Buffer>>;
   insertLogEntry(entry: LogEntryRecord): Promise<void>;
   insertLogNode(level: number, index: number, hash: Uint8Array): Promise<void>;
+  /** Several leaves and the nodes their appends create, in one round trip (a batch's appends: issue 24 §2). */
+  insertLogLeaves(entries: readonly LogEntryRecord[], nodes: readonly LogNodeRecord[]): Promise<void>;
   readLogEntries(start: number, end: number): Promise<LogEntryRecord[]>;
   /** Every stored perfect-subtree node (for fsck). */
   listAllLogNodes(): Promise<{ level: number; index: number; hash: Buffer }[]>;

@@ -56,7 +56,7 @@ describe.each(backends)('trust rules on $name', (backend) => {
       expect(removed).toEqual({ ...first, removedAt: '2026-12-06T06:00:00.000Z' });
       expect(await rules.removeTrustRule('io.github.acme', first.id, '2026-12-06T07:00:00.000Z')).toBeUndefined();
       expect((await rules.listTrustRules('io.github.acme')).map((rule) => rule.id)).toEqual([second.id]);
-      const kept = opened.raw('SELECT removed_at AS "removedAt" FROM trust_rules WHERE id = $1', [first.id]);
+      const kept = await opened.raw('SELECT removed_at AS "removedAt" FROM trust_rules WHERE id = $1', [first.id]);
       expect(kept).toEqual([{ removedAt: '2026-12-06T06:00:00.000Z' }]);
 
       expect(await rules.findNamespaceVerification('com.example')).toBeUndefined();

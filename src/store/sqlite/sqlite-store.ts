@@ -283,6 +283,10 @@ export class SqliteStore implements Store {
     return this.gate.call(() => this.tables.insertLogEntry(...args));
   }
 
+  insertLogLeaves(...args: Parameters<Sync['insertLogLeaves']>): Promise<ReturnType<Sync['insertLogLeaves']>> {
+    return this.gate.call(() => this.tables.insertLogLeaves(...args));
+  }
+
   insertLogNode(...args: Parameters<Sync['insertLogNode']>): Promise<ReturnType<Sync['insertLogNode']>> {
     return this.gate.call(() => this.tables.insertLogNode(...args));
   }

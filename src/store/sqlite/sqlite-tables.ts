@@ -23,6 +23,7 @@ import type {
   BlobRecord,
   CheckpointRecord,
   LogEntryRecord,
+  LogNodeRecord,
   NewApprovalRecord,
   PrincipalKind,
   PrincipalRecord,
@@ -391,6 +392,11 @@ export class SqliteTables implements SynchronousStore {
 
   insertLogEntry(entry: LogEntryRecord): void {
     this.raw.insertEntry.run(entry.index, entry.kind, entry.data, entry.leafHash);
+  }
+
+  insertLogLeaves(entries: readonly LogEntryRecord[], nodes: readonly LogNodeRecord[]): void {
+    for (const entry of entries) this.insertLogEntry(entry);
+    for (const node of nodes) this.insertLogNode(node.level, node.index, node.hash);
   }
 
   insertLogNode(level: number, index: number, hash: Uint8Array): void {
