@@ -96,7 +96,8 @@ module.exports = {
     },
     {
       name: 'http-does-not-import-the-pages',
-      comment: 'The web pages use src/http (its context and problem table); the composition root mounts them (issue 24 §6).',
+      comment:
+        'The web pages use src/http (its context and problem table); the composition root mounts them (issue 24 §6).',
       severity: 'error',
       from: { path: '^src/http/' },
       to: { path: '^src/web/' },
