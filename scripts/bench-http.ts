@@ -335,7 +335,7 @@ function timeCommitFloor(dir: string, seconds: number): number {
     db.exec('CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, b BLOB NOT NULL)');
     const insert = db.prepare('INSERT INTO t (b) VALUES (?)');
     const row = randomBytes(5000);
-    const commit = db.transaction(async () => insert.run(row));
+    const commit = db.transaction(() => insert.run(row));
     const start = performance.now();
     let count = 0;
     while (performance.now() - start < seconds * 1000) {

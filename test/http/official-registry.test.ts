@@ -180,7 +180,7 @@ describe('include_deleted', () => {
     expect(yanked._meta[OFFICIAL_META_KEY]!['status']).toBe('deprecated');
     const list = (await getJson(env, '/v0.1/servers?include_deleted=false')) as ServerList;
     expect(list.servers.map((entry) => entry._meta[OFFICIAL_META_KEY]!['status'])).toContain('deprecated');
-    env.close();
+    await env.close();
   });
 });
 
@@ -310,6 +310,6 @@ describe('methods', () => {
     }
     // Outside /v0.1/servers nothing is mounted: 404, not 405.
     expect((await env.app.request('/v0.1/publish', { method: 'POST', body: '{}' })).status).toBe(404);
-    env.close();
+    await env.close();
   });
 });

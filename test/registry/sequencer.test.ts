@@ -183,7 +183,7 @@ async function openProcess(
 async function closeProcesses(processes: Process[]): Promise<void> {
   for (const { registry } of processes) {
     await registry.drain();
-    registry.stopSequencing();
+    await registry.stopSequencing();
   }
   for (const store of new Set(processes.map((p) => p.store))) await store.close();
 }
@@ -284,7 +284,7 @@ describe(`two registries on one log (${onServer ? 'PostgreSQL server, two connec
         // is read, not assumed: a holder that renewed late on a loaded machine re-took its own lease at a new epoch.)
         const [held] = (await raw('SELECT holder, epoch FROM sequencer_lease')) as { holder: string; epoch: number }[];
         expect(held!.holder).toBe('proc-a');
-        a.registry.stopSequencing();
+        await a.registry.stopSequencing();
         expect(a.registry.sequencingRole).toBe('follower');
         const tookMs = await waitFor('the takeover', () => b.registry.sequencingRole === 'sequencer', 5 * LEASE_MS);
         console.info(`takeover after a release: ${Math.round(tookMs)} ms (lease ${LEASE_MS} ms)`);

@@ -91,7 +91,7 @@ describe('publisher add with a domain proof', () => {
         provenAt: null,
       });
     } finally {
-      store.close();
+      await store.close();
     }
   });
 });

@@ -33,6 +33,6 @@ describe('version page: provenance', () => {
     const plain = await (await env.app.request('/ui/manifests/io.github.acme/widgets/1.1.0')).text();
     expect(plain).toContain('<dd class="provenance">not recorded</dd>');
     expect(runPipeline(manifestBytes({ version: '1.0.0' })).name).toBe('io.github.acme/widgets');
-    env.close();
+    await env.close();
   });
 });

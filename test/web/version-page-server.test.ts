@@ -80,6 +80,6 @@ describe('diff page: the signed server first', () => {
     const plain = await (await env.app.request('/ui/diff/io.github.acme/widgets/1.0.0/1.0.1')).text();
     expect(plain).toContain('data-section="capabilities"');
     expect(plain).not.toContain('data-section="server"');
-    env.close();
+    await env.close();
   });
 });
