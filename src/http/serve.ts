@@ -53,8 +53,10 @@ export function startHttpServer(
     server.on('clientError', (error: Error, socket: Socket) => {
       // A bad request pipelined behind one still being answered (its handler awaits the store) gets its problem once
       // that answer is whole (RFC 9112 §9.3.2: responses in request order).
+      // Only behind a request whose body was read whole: a connection cut in the middle of a body must close at once,
+      // so that the request reading it sees the abort.
       const pending = findResponseWritingOn(inFlight, socket);
-      if (pending === undefined) answerParserError(error, socket, false);
+      if (pending === undefined || !pending.req.complete) answerParserError(error, socket, pending !== undefined);
       else {
         let finished = false;
         pending.once('finish', () => {
