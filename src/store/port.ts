@@ -135,6 +135,15 @@ export type NewApprovalRecord = Pick<
   | 'expiresAt'
 >;
 
+/** pending → approved | denied: who decided, when, why, and the decision's log leaf. */
+export interface ApprovalDecision {
+  status: 'approved' | 'denied';
+  decidedById: number;
+  decidedAt: string;
+  reason: string | null;
+  logIndex: number;
+}
+
 /** Which approvals a listing wants; `expired` means pending or approved with `expiresAt` not after `now`. */
 export interface ApprovalFilter {
   status?: StoredApprovalStatus | 'expired';
@@ -202,16 +211,7 @@ export interface ApprovalStore {
   /** Every approval, oldest first (for fsck). */
   listAllApprovals(): Promise<ApprovalRecord[]>;
   /** pending → approved | denied; false (nothing written) when it is no longer pending. */
-  decideApproval(
-    id: string,
-    decision: {
-      status: 'approved' | 'denied';
-      decidedById: number;
-      decidedAt: string;
-      reason: string | null;
-      logIndex: number;
-    },
-  ): Promise<boolean>;
+  decideApproval(id: string, decision: ApprovalDecision): Promise<boolean>;
   /** approved → consumed; false (nothing written) when it is not approved. */
   consumeApproval(id: string, consumedAt: string, logIndex: number): Promise<boolean>;
 }

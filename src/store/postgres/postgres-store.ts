@@ -14,6 +14,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { fileURLToPath } from 'node:url';
 import { ToolsealError } from '../../core/errors.ts';
 import type {
+  ApprovalDecision,
   ApprovalFilter,
   ApprovalRecord,
   BlobRecord,
@@ -487,16 +488,7 @@ export class PostgresStore implements Store, SequencingStore {
     return (await this.q(`SELECT ${APPROVAL} ORDER BY a.seq`)) as unknown as ApprovalRecord[];
   }
 
-  async decideApproval(
-    id: string,
-    decision: {
-      status: 'approved' | 'denied';
-      decidedById: number;
-      decidedAt: string;
-      reason: string | null;
-      logIndex: number;
-    },
-  ): Promise<boolean> {
+  async decideApproval(id: string, decision: ApprovalDecision): Promise<boolean> {
     const changed = await this.write(() =>
       this.q(
         'UPDATE approvals SET status = $1, decided_by = $2, decided_at = $3, reason = $4, decision_log_index = $5 ' +

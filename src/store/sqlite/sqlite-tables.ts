@@ -18,6 +18,7 @@ import {
 } from './schema.ts';
 import type * as schema from './schema.ts';
 import type {
+  ApprovalDecision,
   ApprovalFilter,
   ApprovalRecord,
   BlobRecord,
@@ -217,16 +218,7 @@ export class SqliteTables implements SynchronousStore {
     return this.approvalStatements.everyOne.all() as ApprovalRecord[];
   }
 
-  decideApproval(
-    id: string,
-    decision: {
-      status: 'approved' | 'denied';
-      decidedById: number;
-      decidedAt: string;
-      reason: string | null;
-      logIndex: number;
-    },
-  ): boolean {
+  decideApproval(id: string, decision: ApprovalDecision): boolean {
     return this.approvalStatements.decide.run({ id, ...decision }).changes === 1;
   }
 
