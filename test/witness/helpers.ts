@@ -145,8 +145,11 @@ export async function startWitnessedRegistry(names: readonly string[]): Promise<
   const first = await startRegistryServer({ dataDir, keysDir, port: 0 });
   const logKey = first.registry.log.verifierString;
   await first.close();
-  const witnessDir = makeFolder();
-  initWitness(witnessDir, 'witness.test/w1');
+  // A witness key whose base64 holds a '+' (about half of real keys do): every reader of the vkey must split it at
+  // its first two '+' only (the web panel once split at every '+' and dropped such witnesses).
+  let witnessDir = makeFolder();
+  while (!initWitness(witnessDir, 'witness.test/w1').split('+').slice(2).join('+').includes('+'))
+    witnessDir = makeFolder();
   const witness = await startWitnessServer({ dataDir: witnessDir, host: '127.0.0.1', port: 0, logs: [logKey] });
   const policyText = `log ${logKey}\nwitness W1 ${witness.vkey} ${witness.url}\nquorum W1\n`;
   const server = await startRegistryServer({

@@ -266,15 +266,24 @@ async function checkKeyWindow(attestation, key) {
 // ── the log: key, checkpoint (src/log/note.ts, src/log/checkpoint.ts) ───────
 
 /** A C2SP verifier string `name+hex8(key ID)+base64(0x01 || key)`, its key ID checked. */
-async function parseVerifierString(text) {
-  const line = text.trim();
+/**
+ * A note verifier key `name+hex8+base64` split at its first two '+' (the base64 key may hold '+' itself), or
+ * undefined when it has no such shape.
+ */
+function splitVerifierKey(line) {
   const first = line.indexOf('+');
   const second = first < 0 ? -1 : line.indexOf('+', first + 1);
   const name = line.slice(0, Math.max(first, 0));
   const hex = line.slice(first + 1, second);
-  if (second < 0 || !name || /\s/.test(name) || !/^[0-9a-fA-F]{8}$/.test(hex))
-    fail('the log key is not a note verifier string');
-  const typed = decodeBase64(line.slice(second + 1));
+  if (second < 0 || !name || /\s/.test(name) || !/^[0-9a-fA-F]{8}$/.test(hex)) return undefined;
+  return { name, hex, keyText: line.slice(second + 1) };
+}
+
+async function parseVerifierString(text) {
+  const parts = splitVerifierKey(text.trim());
+  if (parts === undefined) fail('the log key is not a note verifier string');
+  const { name, hex } = parts;
+  const typed = decodeBase64(parts.keyText);
   if (typed === undefined || typed.byteLength !== 33 || typed[0] !== 0x01) fail('the log key is not an Ed25519 key');
   const publicKey = typed.slice(1);
   const hash = await sha256(encoder.encode(name), new Uint8Array([0x0a, 0x01]), publicKey);
@@ -339,9 +348,11 @@ async function readWitnesses(text) {
   for (const line of (text ?? '').split('\n')) {
     const [policyName, vkey] = line.trim().split(' ');
     if (!policyName || !vkey) continue;
-    const [name, hex, keyText] = vkey.split('+');
-    const typed = decodeBase64(keyText ?? '');
-    if (!name || !/^[0-9a-fA-F]{8}$/.test(hex ?? '') || typed?.byteLength !== 33 || typed[0] !== 0x04) continue;
+    const parts = splitVerifierKey(vkey);
+    if (parts === undefined) continue;
+    const { name, hex } = parts;
+    const typed = decodeBase64(parts.keyText);
+    if (typed?.byteLength !== 33 || typed[0] !== 0x04) continue;
     const publicKey = typed.slice(1);
     const hash = await sha256(encoder.encode(name), new Uint8Array([0x0a, 0x04]), publicKey);
     if (new DataView(hash.buffer).getUint32(0) !== Number.parseInt(hex, 16)) continue;
