@@ -265,7 +265,6 @@ async function checkKeyWindow(attestation, key) {
 
 // ── the log: key, checkpoint (src/log/note.ts, src/log/checkpoint.ts) ───────
 
-/** A C2SP verifier string `name+hex8(key ID)+base64(0x01 || key)`, its key ID checked. */
 /**
  * A note verifier key `name+hex8+base64` split at its first two '+' (the base64 key may hold '+' itself), or
  * undefined when it has no such shape.
@@ -279,6 +278,7 @@ function splitVerifierKey(line) {
   return { name, hex, keyText: line.slice(second + 1) };
 }
 
+/** A C2SP verifier string `name+hex8(key ID)+base64(0x01 || key)`, its key ID checked. */
 async function parseVerifierString(text) {
   const parts = splitVerifierKey(text.trim());
   if (parts === undefined) fail('the log key is not a note verifier string');
