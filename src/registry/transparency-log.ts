@@ -23,7 +23,13 @@ import {
   type NodeReader,
 } from '../log/index.ts';
 import type { SigningKey } from '../attest/index.ts';
-import { type CheckpointRecord, type LogEntryKind, logNodeKey, type Store } from '../store/index.ts';
+import {
+  type CheckpointRecord,
+  type CosignatureRecord,
+  type LogEntryKind,
+  logNodeKey,
+  type Store,
+} from '../store/index.ts';
 import { computeWithStoredNodes } from './log-node-prefetch.ts';
 
 export interface InclusionProof {
@@ -243,6 +249,16 @@ export class TransparencyLog {
 
   async latestCheckpoint(): Promise<CheckpointRecord | undefined> {
     return await this.store.latestCheckpoint();
+  }
+
+  /** Keep a witness cosignature the caller verified, for every process serving this log (issue 25 §2). */
+  async keepCosignature(row: CosignatureRecord): Promise<void> {
+    await this.store.saveCosignature(row);
+  }
+
+  /** The kept witness cosignatures of the checkpoint of `size` (check them before serving: kept-cosignatures.ts). */
+  async readCosignatures(size: number): Promise<CosignatureRecord[]> {
+    return await this.store.listCosignatures(size);
   }
 
   /** Inclusion proof of leaf `index` in the tree of `checkpoint` (or the latest checkpoint). */

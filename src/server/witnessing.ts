@@ -9,10 +9,11 @@ import { decodeBase64Strict } from '../core/bytes.ts';
 import { ToolsealError } from '../core/errors.ts';
 import type { ServedWitnesses } from '../http/app-env.ts';
 import { writeFileAtomic } from '../lock/atomic-file.ts';
-import { formatCosignerVkey } from '../log/cosignature.ts';
-import { parseVerifierString } from '../log/note.ts';
+import { appendSignatureLines, formatCosignerVkey } from '../log/cosignature.ts';
+import { parseNote, parseVerifierString } from '../log/note.ts';
 import type { WitnessPolicy } from '../log/policy.ts';
 import type { Registry } from '../registry/registry.ts';
+import { openKeptCosignatures } from './kept-cosignatures.ts';
 import { createWitnessSubmitter, type WitnessSizeStore, type WitnessSubmitter } from '../witness/submitter.ts';
 
 /** The file, in the data folder, holding each witness's last cosigned size ({"<policy name>": size}). */
@@ -54,9 +55,19 @@ export function startWitnessing(options: WitnessingOptions): RegistryWitnessing 
       'BAD_REQUEST',
       `the witness policy has no log line for this registry's log key (${registry.log.verifierString})`,
     );
+  const kept = openKeptCosignatures(policy, registry.log);
+  const witnessOrder = new Map([...policy.witnesses.values()].map((w, i) => [`${w.key.name} ${w.key.keyId}`, i]));
   const submitter: WitnessSubmitter = createWitnessSubmitter({
     policy,
     sizes: openSizeStore(options.dataDir),
+    // Kept in the store too, so that the other processes on this database serve them (kept-cosignatures.ts).
+    onCosigned: (event) => {
+      registry.log
+        .keepCosignature({ size: event.size, witness: event.witness, line: event.line })
+        .catch((error: unknown) =>
+          options.onError?.(event.witness, error instanceof Error ? error.message : 'keeping a cosignature failed'),
+        );
+    },
     proveConsistency: async (from, to) =>
       (await registry.log.proveConsistency(from, to)).map((hash) => decodeBase64Strict(hash) as Uint8Array),
     ...(options.onError === undefined ? {} : { onError: options.onError }),
@@ -67,10 +78,14 @@ export function startWitnessing(options: WitnessingOptions): RegistryWitnessing 
   });
   let submitted = 0;
   const feed = async (): Promise<void> => {
-    // With several processes on one database, only the sequencer submits (it signed the checkpoint).
-    if (registry.sequencingRole === 'follower') return;
     try {
       const latest = await registry.latestCheckpoint();
+      // With several processes on one database, only the sequencer submits (it signed the checkpoint); the others
+      // serve the cosignatures it kept.
+      if (registry.sequencingRole === 'follower') {
+        if (latest) await kept.refresh(latest);
+        return;
+      }
       if (latest && latest.size > submitted) {
         submitted = latest.size;
         submitter.submit(latest.note);
@@ -88,13 +103,44 @@ export function startWitnessing(options: WitnessingOptions): RegistryWitnessing 
   }));
   return {
     cosigners,
-    withCosignatures: (note) => submitter.withCosignatures(note),
+    withCosignatures: (note) => {
+      const received = submitter.withCosignatures(note).slice(note.length);
+      const lines = [...received.split(/(?<=\n)/), ...kept.linesFor(parseNote(note).body)];
+      return appendInPolicyOrder(note, lines, witnessOrder);
+    },
     status: () => submitter.status(),
     close: () => {
       clearInterval(timer);
       submitter.close();
     },
   };
+}
+
+/**
+ * `note` with one cosignature line per witness key (the first given wins), in the policy's order of witnesses, so
+ * that every process serving one log serves the same bytes for one checkpoint.
+ */
+function appendInPolicyOrder(note: string, lines: readonly string[], order: ReadonlyMap<string, number>): string {
+  if (lines.every((line) => line === '')) return note;
+  const { body, signatures } = parseNote(note);
+  const seen = new Set(signatures.map((s) => `${s.name} ${s.keyId}`));
+  const picked: { line: string; rank: number }[] = [];
+  for (const line of lines) {
+    if (line === '') continue;
+    const [signature] = parseNote(`${body}\n${line}`).signatures;
+    if (signature === undefined) continue;
+    const key = `${signature.name} ${signature.keyId}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    picked.push({ line, rank: order.get(key) ?? Number.MAX_SAFE_INTEGER });
+  }
+  picked.sort((a, b) => a.rank - b.rank);
+  return picked.length === 0
+    ? note
+    : appendSignatureLines(
+        note,
+        picked.map((p) => p.line),
+      );
 }
 
 /** Each witness's last cosigned size, in one small JSON file written atomically (temporary file, fsync, rename). */

@@ -73,6 +73,15 @@ export interface CheckpointRecord {
   createdAt: string;
 }
 
+/** A witness's verified cosignature line of the checkpoint of `size` (C2SP tlog-cosignature; issue 25 §2). */
+export interface CosignatureRecord {
+  size: number;
+  /** The witness's name in the registry's witness policy. */
+  witness: string;
+  /** "— name base64\n", as the witness sent it. */
+  line: string;
+}
+
 /** An operator decides approvals; a host's guard asks for and consumes them (issue 13 §3). */
 export type PrincipalKind = 'operator' | 'host';
 
@@ -266,6 +275,13 @@ export interface LogStore {
   listCheckpoints(): Promise<CheckpointRecord[]>;
   latestCheckpoint(): Promise<CheckpointRecord | undefined>;
   insertCheckpoint(row: CheckpointRecord): Promise<void>;
+  /**
+   * Keep a cosignature the sequencer verified, so every process serving this log merges it (replaces that witness's
+   * line for that size: a witness may cosign a size again, with a later timestamp).
+   */
+  saveCosignature(row: CosignatureRecord): Promise<void>;
+  /** The kept cosignatures of the checkpoint of `size`, by witness name. */
+  listCosignatures(size: number): Promise<CosignatureRecord[]>;
 }
 
 /** Every role: what a store implementation provides (a use case should ask for the roles it needs). */

@@ -19,6 +19,7 @@ import type {
   ApprovalRecord,
   BlobRecord,
   CheckpointRecord,
+  CosignatureRecord,
   LogEntryRecord,
   LogNodeRecord,
   LogJobKind,
@@ -718,6 +719,21 @@ export class PostgresStore implements Store, SequencingStore {
         row.createdAt,
       ]),
     );
+  }
+
+  async saveCosignature(row: CosignatureRecord): Promise<void> {
+    // One statement on its own (no writer lock): the table is not part of the log, and only the sequencer writes it.
+    await this.q(
+      `INSERT INTO witness_cosignatures (size, witness, line) VALUES ($1, $2, $3)
+       ON CONFLICT (size, witness) DO UPDATE SET line = EXCLUDED.line`,
+      [row.size, row.witness, row.line],
+    );
+  }
+
+  async listCosignatures(size: number): Promise<CosignatureRecord[]> {
+    return (await this.q('SELECT size, witness, line FROM witness_cosignatures WHERE size = $1 ORDER BY witness', [
+      size,
+    ])) as unknown as CosignatureRecord[];
   }
 }
 

@@ -98,6 +98,21 @@ export const logCheckpoints = sqliteTable('log_checkpoints', {
   createdAt: text('created_at').notNull(),
 });
 
+/**
+ * Witness cosignatures of signed checkpoints (C2SP tlog-cosignature), each verified before it is saved: one line per
+ * checkpoint size and witness (the policy's name), replaced when the witness cosigns that size again.
+ */
+export const witnessCosignatures = sqliteTable(
+  'witness_cosignatures',
+  {
+    size: integer('size').notNull(),
+    witness: text('witness').notNull(),
+    /** The cosignature line, "— name base64\n". */
+    line: text('line').notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.size, table.witness] })],
+);
+
 /** Operators (who decide approvals) and hosts (whose guard asks and consumes): kept forever, revocable once. */
 export const principals = sqliteTable(
   'principals',

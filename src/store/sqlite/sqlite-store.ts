@@ -310,6 +310,14 @@ export class SqliteStore implements Store {
   insertCheckpoint(...args: Parameters<Sync['insertCheckpoint']>): Promise<ReturnType<Sync['insertCheckpoint']>> {
     return this.gate.call(() => this.tables.insertCheckpoint(...args));
   }
+
+  saveCosignature(...args: Parameters<Sync['saveCosignature']>): Promise<ReturnType<Sync['saveCosignature']>> {
+    return this.gate.call(() => this.tables.saveCosignature(...args));
+  }
+
+  listCosignatures(...args: Parameters<Sync['listCosignatures']>): Promise<ReturnType<Sync['listCosignatures']>> {
+    return this.gate.call(() => this.tables.listCosignatures(...args));
+  }
 }
 
 /**

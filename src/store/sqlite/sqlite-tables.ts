@@ -9,6 +9,7 @@ import { ToolsealError } from '../../core/errors.ts';
 import {
   blobs,
   logCheckpoints,
+  witnessCosignatures,
   logEntries,
   logNodes,
   manifestVersions,
@@ -23,6 +24,7 @@ import type {
   ApprovalRecord,
   BlobRecord,
   CheckpointRecord,
+  CosignatureRecord,
   LogEntryRecord,
   LogNodeRecord,
   NewApprovalRecord,
@@ -419,6 +421,23 @@ export class SqliteTables implements SynchronousStore {
 
   insertCheckpoint(row: CheckpointRecord): void {
     this.raw.insertCheckpoint.run(row.size, row.rootHash, row.note, row.createdAt);
+  }
+
+  saveCosignature(row: CosignatureRecord): void {
+    this.db
+      .insert(witnessCosignatures)
+      .values(row)
+      .onConflictDoUpdate({ target: [witnessCosignatures.size, witnessCosignatures.witness], set: { line: row.line } })
+      .run();
+  }
+
+  listCosignatures(size: number): CosignatureRecord[] {
+    return this.db
+      .select()
+      .from(witnessCosignatures)
+      .where(eq(witnessCosignatures.size, size))
+      .orderBy(asc(witnessCosignatures.witness))
+      .all();
   }
 }
 

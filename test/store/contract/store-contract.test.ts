@@ -385,6 +385,25 @@ function defineContract(backend: StoreBackend, only?: readonly string[]): void {
   );
 
   it(
+    'witness cosignatures: kept per size and witness, a witness cosigning a size again replaces its line',
+    () =>
+      withBackend(backend, async ({ store }) => {
+        expect(await store.listCosignatures(5)).toEqual([]);
+        await store.saveCosignature({ size: 5, witness: 'W2', line: '— w2 AAAA\n' });
+        await store.saveCosignature({ size: 5, witness: 'W1', line: '— w1 BBBB\n' });
+        await store.saveCosignature({ size: 6, witness: 'W1', line: '— w1 CCCC\n' });
+        await store.saveCosignature({ size: 5, witness: 'W2', line: '— w2 DDDD\n' });
+        expect(await store.listCosignatures(5)).toEqual([
+          { size: 5, witness: 'W1', line: '— w1 BBBB\n' },
+          { size: 5, witness: 'W2', line: '— w2 DDDD\n' },
+        ]);
+        expect(await store.listCosignatures(6)).toEqual([{ size: 6, witness: 'W1', line: '— w1 CCCC\n' }]);
+        expect(await store.listCosignatures(7)).toEqual([]);
+      }),
+    TIMEOUT,
+  );
+
+  it(
     'keys: the active one; retired once; ordered by notBefore',
     () =>
       withBackend(backend, async ({ store }) => {

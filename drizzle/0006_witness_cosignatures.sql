@@ -1,0 +1,6 @@
+CREATE TABLE `witness_cosignatures` (
+	`size` integer NOT NULL,
+	`witness` text NOT NULL,
+	`line` text NOT NULL,
+	PRIMARY KEY(`size`, `witness`)
+);
