@@ -60,8 +60,10 @@ export function startWitnessing(options: WitnessingOptions): RegistryWitnessing 
   const submitter: WitnessSubmitter = createWitnessSubmitter({
     policy,
     sizes: openSizeStore(options.dataDir),
-    // Kept in the store too, so that the other processes on this database serve them (kept-cosignatures.ts).
+    // Kept in the store too when other processes share the database, so that they serve them (kept-cosignatures.ts);
+    // a registry alone on its database needs no copy (and on SQLite it would take the write lock from the writer).
     onCosigned: (event) => {
+      if (registry.sequencingRole === undefined) return;
       registry.log
         .keepCosignature({ size: event.size, witness: event.witness, line: event.line })
         .catch((error: unknown) =>
