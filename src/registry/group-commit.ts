@@ -137,12 +137,31 @@ export class GroupCommitter implements PublishCommitter {
         const settled: (() => void)[] = [];
         const committed: { item: QueuedPublish; stored: Omit<CommitOutcome, 'inclusion'> }[] = [];
         const fresh: QueuedPublish[] = [];
+        // Reads for the whole batch first, one round trip each (issue 24 §2): each publisher once, every name@version.
+        const publishers = new Map<string, Promise<unknown>>();
+        const current = (publisher: PublisherRecord): Promise<unknown> => {
+          const key = `${publisher.id} ${publisher.tokenHash}`;
+          let checked = publishers.get(key);
+          if (checked === undefined) {
+            checked = assertPublisherCurrent(store, publisher).then(
+              () => undefined,
+              (refusal: unknown) => refusal,
+            );
+            publishers.set(key, checked);
+          }
+          return checked;
+        };
+        const stored = await store.getVersions(
+          batch.map(({ result }) => ({ name: result.name, version: result.version })),
+        );
+        const storedByKey = new Map(stored.map((row) => [`${row.name}\n${row.version}`, row]));
         for (const item of batch) {
           let found: Omit<CommitOutcome, 'inclusion'> | undefined;
           try {
             // Authenticated before it was queued (maybe on another thread): refused if revoked or rotated since.
-            await assertPublisherCurrent(store, item.publisher);
-            found = await this.findStored(item.result);
+            const refusal = await current(item.publisher);
+            if (refusal !== undefined) throw refusal;
+            found = this.findStored(item.result, storedByKey.get(`${item.result.name}\n${item.result.version}`));
           } catch (refusal) {
             settled.push(() => item.reject(refusal));
             continue;
@@ -184,9 +203,11 @@ export class GroupCommitter implements PublishCommitter {
     return true;
   }
 
-  /** Reads only: the stored record when name@version has this digest (idempotent), VERSION_EXISTS when it has another. */
-  private async findStored(result: PipelineOutput): Promise<Omit<CommitOutcome, 'inclusion'> | undefined> {
-    const existing = await this.options.store.getVersion(result.name, result.version);
+  /** The stored record when name@version (`existing`) has this digest (idempotent), VERSION_EXISTS when it has another. */
+  private findStored(
+    result: PipelineOutput,
+    existing: VersionRecord | undefined,
+  ): Omit<CommitOutcome, 'inclusion'> | undefined {
     if (!existing) return undefined;
     if (existing.digest === result.digest) return { created: false, record: existing };
     throw new ToolsealError(
@@ -207,12 +228,13 @@ export class GroupCommitter implements PublishCommitter {
     key: SigningKey,
   ): Promise<{ item: QueuedPublish; stored: Omit<CommitOutcome, 'inclusion'> }[]> {
     const { store, log } = this.options;
-    const latestInBatch = new Map<string, string>();
+    // The latest digest of each name: stored before the batch, then an earlier publish of the batch.
+    const latest = await store.getLatestStoredDigests(fresh.map(({ result }) => result.name));
     const signed: { item: QueuedPublish; storedAt: string; attestation: Buffer }[] = [];
     for (const item of fresh) {
       const { result, publisher } = item;
-      const previousDigest = latestInBatch.get(result.name) ?? (await store.getLatestStoredDigest(result.name));
-      latestInBatch.set(result.name, result.digest);
+      const previousDigest = latest.get(result.name);
+      latest.set(result.name, result.digest);
       const storedAt = this.options.clock().toISOString();
       const statement = buildPublishStatement({
         name: result.name,
@@ -229,16 +251,17 @@ export class GroupCommitter implements PublishCommitter {
         },
       });
       const attestation = signStatement(statement, key);
-      await store.insertBlobIfAbsent(result.digest, result.canonicalBytes);
       signed.push({ item, storedAt, attestation });
     }
+    await store.insertBlobsIfAbsent(
+      fresh.map(({ result }) => ({ digest: result.digest, bytes: result.canonicalBytes })),
+    );
     const logIndexes = await log.appendLeaves(
       'attestation',
       signed.map(({ attestation }) => attestation),
     );
-    const stored: { item: QueuedPublish; stored: Omit<CommitOutcome, 'inclusion'> }[] = [];
-    for (const [offset, { item, storedAt, attestation }] of signed.entries()) {
-      const record = await store.insertVersion({
+    const records = await store.insertVersions(
+      signed.map(({ item, storedAt, attestation }, offset) => ({
         name: item.result.name,
         version: item.result.version,
         digest: item.result.digest,
@@ -247,10 +270,9 @@ export class GroupCommitter implements PublishCommitter {
         attestation,
         kid: key.kid,
         logIndex: logIndexes[offset]!,
-      });
-      stored.push({ item, stored: { created: true, record } });
-    }
-    return stored;
+      })),
+    );
+    return signed.map(({ item }, offset) => ({ item, stored: { created: true, record: records[offset]! } }));
   }
 
   /** The active key, reloaded when another process or thread (e.g. `toolseal keys rotate`) rotated it. */

@@ -225,6 +225,9 @@ export interface ApprovalStore {
   consumeApproval(id: string, consumedAt: string, logIndex: number): Promise<boolean>;
 }
 
+/** A version row as a publish inserts it (the database numbers it; it starts active). */
+export type NewVersionRecord = Omit<VersionRecord, 'id' | 'status' | 'yankReason' | 'yankedAt' | 'yankLogIndex'>;
+
 /** Manifest versions and the exact bytes they name. */
 export interface VersionStore {
   insertBlobIfAbsent(digest: string, bytes: Uint8Array): Promise<void>;
@@ -232,9 +235,7 @@ export interface VersionStore {
   getVersion(name: string, version: string): Promise<VersionRecord | undefined>;
   /** The digest of the most recently stored version of `name` (any status), for the attestation's previousDigest. */
   getLatestStoredDigest(name: string): Promise<string | undefined>;
-  insertVersion(
-    row: Omit<VersionRecord, 'id' | 'status' | 'yankReason' | 'yankedAt' | 'yankLogIndex'>,
-  ): Promise<VersionRecord>;
+  insertVersion(row: NewVersionRecord): Promise<VersionRecord>;
   markYanked(id: number, reason: string, yankedAt: string, yankLogIndex: number): Promise<void>;
   listVersions(name: string): Promise<VersionRecord[]>;
   /** Versions bound to a digest, with their publisher's namespace (the auditor query). */
@@ -248,6 +249,18 @@ export interface VersionStore {
   listAllVersions(): Promise<VersionRecord[]>;
   /** Every blob, in digest order (for fsck). */
   listAllBlobs(): Promise<BlobRecord[]>;
+}
+
+/** A publish batch's reads and writes: one round trip each however many publishes it holds (issue 24 §2). */
+export interface VersionBatchStore {
+  /** The stored rows of these name@version pairs (absent ones are left out; any order). */
+  getVersions(keys: readonly { name: string; version: string }[]): Promise<VersionRecord[]>;
+  /** getLatestStoredDigest of each name, for the names that have a stored version. */
+  getLatestStoredDigests(names: readonly string[]): Promise<Map<string, string>>;
+  /** insertBlobIfAbsent of each blob. */
+  insertBlobsIfAbsent(blobs: readonly { digest: string; bytes: Uint8Array }[]): Promise<void>;
+  /** insertVersion of each row, in order; VERSION_EXISTS (none inserted, in a transaction) when any exists. */
+  insertVersions(rows: readonly NewVersionRecord[]): Promise<VersionRecord[]>;
 }
 
 /** The attestation signing keys. */
@@ -291,6 +304,7 @@ export interface Store
     PrincipalStore,
     ApprovalStore,
     VersionStore,
+    VersionBatchStore,
     KeyStore,
     LogStore {}
 

@@ -63,13 +63,14 @@ describe('GroupCommitter (the registry on one thread)', () => {
     const env = await createTestEnv({ onDisk: true });
     const uploads = [0, 1, 2].map((i) => manifestBytes({ version: `2.0.${i}` }));
     const badDigest = runPipeline(uploads[1]!).digest;
-    const store = env.store as unknown as { insertBlobIfAbsent(digest: string, bytes: Uint8Array): Promise<void> };
-    const insertBlob = store.insertBlobIfAbsent.bind(env.store);
+    type Blobs = readonly { digest: string; bytes: Uint8Array }[];
+    const store = env.store as unknown as { insertBlobsIfAbsent(blobs: Blobs): Promise<void> };
+    const insertBlobs = store.insertBlobsIfAbsent.bind(env.store);
     let failures = 0;
-    store.insertBlobIfAbsent = async (digest, bytes) => {
-      await insertBlob(digest, bytes);
-      // After the blob row is written: a partial publish that only a rollback can undo.
-      if (digest === badDigest) {
+    store.insertBlobsIfAbsent = async (blobs) => {
+      await insertBlobs(blobs);
+      // After the blob rows are written: a partial batch that only a rollback can undo.
+      if (blobs.some(({ digest }) => digest === badDigest)) {
         failures++;
         throw new Error('disk on fire');
       }

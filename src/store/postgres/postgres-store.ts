@@ -20,6 +20,7 @@ import type {
   BlobRecord,
   CheckpointRecord,
   CosignatureRecord,
+  NewVersionRecord,
   LogEntryRecord,
   LogNodeRecord,
   LogJobKind,
@@ -552,6 +553,64 @@ export class PostgresStore implements Store, SequencingStore {
     );
     if (inserted === undefined) throw new ToolsealError('VERSION_EXISTS', `${row.name}@${row.version} already exists`);
     return { ...row, id: inserted.id, status: 'active', yankReason: null, yankedAt: null, yankLogIndex: null };
+  }
+
+  async getVersions(keys: readonly { name: string; version: string }[]): Promise<VersionRecord[]> {
+    if (keys.length === 0) return [];
+    return (await this.q(`SELECT ${VERSION} WHERE (name, version) IN (SELECT * FROM unnest($1::text[], $2::text[]))`, [
+      keys.map((k) => k.name),
+      keys.map((k) => k.version),
+    ])) as unknown as VersionRecord[];
+  }
+
+  async getLatestStoredDigests(names: readonly string[]): Promise<Map<string, string>> {
+    if (names.length === 0) return new Map();
+    const rows = (await this.q(
+      'SELECT DISTINCT ON (name) name, digest FROM manifest_versions WHERE name = ANY($1::text[]) ORDER BY name, id DESC',
+      [[...new Set(names)]],
+    )) as unknown as { name: string; digest: string }[];
+    return new Map(rows.map((row) => [row.name, row.digest]));
+  }
+
+  async insertBlobsIfAbsent(blobs: readonly { digest: string; bytes: Uint8Array }[]): Promise<void> {
+    if (blobs.length === 0) return;
+    await this.write(() =>
+      this.q(
+        'INSERT INTO blobs (digest, bytes, size) SELECT * FROM unnest($1::text[], $2::bytea[], $3::bigint[]) ON CONFLICT DO NOTHING',
+        [blobs.map((b) => b.digest), blobs.map((b) => b.bytes), blobs.map((b) => b.bytes.byteLength)],
+      ),
+    );
+  }
+
+  async insertVersions(rows: readonly NewVersionRecord[]): Promise<VersionRecord[]> {
+    if (rows.length === 0) return [];
+    const column = <K extends keyof NewVersionRecord>(key: K) => rows.map((row) => row[key]);
+    const inserted = (await this.write(() =>
+      this.q(
+        'INSERT INTO manifest_versions (name, version, digest, publisher_id, stored_at, attestation, kid, log_index) ' +
+          'SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::integer[], $5::text[], $6::bytea[], $7::text[], $8::bigint[]) ' +
+          'ON CONFLICT (name, version) DO NOTHING RETURNING id, name, version',
+        [
+          column('name'),
+          column('version'),
+          column('digest'),
+          column('publisherId'),
+          column('storedAt'),
+          column('attestation'),
+          column('kid'),
+          column('logIndex'),
+        ],
+      ),
+    )) as unknown as { id: number; name: string; version: string }[];
+    const ids = new Map(inserted.map((row) => [`${row.name}\n${row.version}`, row.id]));
+    return rows.map((row) => {
+      const id = ids.get(`${row.name}\n${row.version}`);
+      // A row already stored, or twice in `rows` (ON CONFLICT skips the second): the caller's transaction rolls back
+      // the rows that were inserted (a publish batch always has one).
+      if (id === undefined || inserted.length !== rows.length)
+        throw new ToolsealError('VERSION_EXISTS', `${row.name}@${row.version} already exists`);
+      return { ...row, id, status: 'active', yankReason: null, yankedAt: null, yankLogIndex: null };
+    });
   }
 
   async markYanked(id: number, reason: string, yankedAt: string, yankLogIndex: number): Promise<void> {

@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { ToolsealError } from '../../core/errors.ts';
-import type { Store } from '../port.ts';
+import type { NewVersionRecord, Store, VersionRecord } from '../port.ts';
 import { ConnectionGate } from './connection-gate.ts';
 import { runIntegrityCheck } from './integrity-check.ts';
 import * as schema from './schema.ts';
@@ -223,6 +223,36 @@ export class SqliteStore implements Store {
 
   insertVersion(...args: Parameters<Sync['insertVersion']>): Promise<ReturnType<Sync['insertVersion']>> {
     return this.gate.call(() => this.tables.insertVersion(...args));
+  }
+
+  getVersions(keys: readonly { name: string; version: string }[]): Promise<VersionRecord[]> {
+    return this.gate.call(() =>
+      keys.flatMap(({ name, version }) => {
+        const row = this.tables.getVersion(name, version);
+        return row === undefined ? [] : [row];
+      }),
+    );
+  }
+
+  getLatestStoredDigests(names: readonly string[]): Promise<Map<string, string>> {
+    return this.gate.call(() => {
+      const digests = new Map<string, string>();
+      for (const name of new Set(names)) {
+        const digest = this.tables.getLatestStoredDigest(name);
+        if (digest !== undefined) digests.set(name, digest);
+      }
+      return digests;
+    });
+  }
+
+  insertBlobsIfAbsent(blobs: readonly { digest: string; bytes: Uint8Array }[]): Promise<void> {
+    return this.gate.call(() => {
+      for (const { digest, bytes } of blobs) this.tables.insertBlobIfAbsent(digest, bytes);
+    });
+  }
+
+  insertVersions(rows: readonly NewVersionRecord[]): Promise<VersionRecord[]> {
+    return this.gate.call(() => rows.map((row) => this.tables.insertVersion(row)));
   }
 
   markYanked(...args: Parameters<Sync['markYanked']>): Promise<ReturnType<Sync['markYanked']>> {

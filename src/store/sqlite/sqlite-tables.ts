@@ -36,12 +36,15 @@ import type {
   VersionRecord,
   VersionWithPublisher,
   StoreTransactions,
+  VersionBatchStore,
 } from '../port.ts';
 import { logNodeKey } from '../port.ts';
 
 /** The port's data methods, synchronous (what SqliteTables implements; sqlite-store.ts wraps each in a Promise). */
 export type SynchronousStore = {
-  [K in Exclude<keyof Store, keyof StoreTransactions>]: Store[K] extends (...args: infer A) => Promise<infer R>
+  [K in Exclude<keyof Store, keyof StoreTransactions | keyof VersionBatchStore>]: Store[K] extends (
+    ...args: infer A
+  ) => Promise<infer R>
     ? (...args: A) => R
     : never;
 };

@@ -385,6 +385,76 @@ function defineContract(backend: StoreBackend, only?: readonly string[]): void {
   );
 
   it(
+    "a publish batch's round trips: versions and latest digests read, blobs and versions written, several at once",
+    () =>
+      withBackend(backend, async ({ store }) => {
+        const first = await seed(store, '1.0.0');
+        const name = 'io.github.acme/widgets';
+        const bytesOf = (text: string) => Buffer.from(text);
+        const blobs = ['{"a":1}', '{"b":2}', '{"a":1}'].map((text) => ({
+          digest: digestOf(bytesOf(text)),
+          bytes: bytesOf(text),
+        }));
+        await store.transaction(async () => await store.insertBlobsIfAbsent(blobs));
+        await store.insertBlobsIfAbsent([{ digest: first.digest, bytes: bytesOf('other bytes') }]);
+        expect((await store.getBlob(first.digest))!.bytes.equals(first.bytes)).toBe(true);
+        expect((await store.getBlob(blobs[1]!.digest))!.bytes.equals(bytesOf('{"b":2}'))).toBe(true);
+        expect((await store.listAllBlobs()).length).toBe(3);
+
+        const row = (version: string, digest: string, logIndex: number) => ({
+          name: version === '9.0.0' ? 'io.github.acme/other' : name,
+          version,
+          digest,
+          publisherId: first.publisherId,
+          storedAt: '2026-02-01T00:00:00.000Z',
+          attestation: Buffer.from(`{"payload":"${version}"}`),
+          kid: 'kid-1',
+          logIndex,
+        });
+        const rows = [row('2.0.0', blobs[0]!.digest, 10), row('9.0.0', blobs[1]!.digest, 11)];
+        const inserted = await store.transaction(async () => await store.insertVersions(rows));
+        expect(inserted.map(({ id: _id, ...rest }) => rest)).toEqual(
+          rows.map((r) => ({ ...r, status: 'active', yankReason: null, yankedAt: null, yankLogIndex: null })),
+        );
+        for (const version of inserted) expect(await store.getVersion(version.name, version.version)).toEqual(version);
+        const read = await store.getVersions([
+          { name, version: '2.0.0' },
+          { name, version: '1.0.0' },
+          { name, version: '7.7.7' },
+          { name: 'io.github.acme/other', version: '9.0.0' },
+        ]);
+        expect(read.map((v) => `${v.name}@${v.version}`).sort()).toEqual([
+          'io.github.acme/other@9.0.0',
+          `${name}@1.0.0`,
+          `${name}@2.0.0`,
+        ]);
+        expect(await store.getVersions([])).toEqual([]);
+        expect(await store.getLatestStoredDigests([name, 'io.github.acme/other', 'io.github.acme/none', name])).toEqual(
+          new Map([
+            [name, blobs[0]!.digest],
+            ['io.github.acme/other', blobs[1]!.digest],
+          ]),
+        );
+        // One row already stored, or one name@version twice: VERSION_EXISTS, and nothing of the batch stays.
+        const before = await snapshot(store);
+        await expectCode(
+          store.transaction(
+            async () => await store.insertVersions([row('3.0.0', first.digest, 12), row('2.0.0', first.digest, 13)]),
+          ),
+          'VERSION_EXISTS',
+        );
+        await expectCode(
+          store.transaction(
+            async () => await store.insertVersions([row('4.0.0', first.digest, 14), row('4.0.0', first.digest, 15)]),
+          ),
+          'VERSION_EXISTS',
+        );
+        expect(await snapshot(store)).toBe(before);
+      }),
+    TIMEOUT,
+  );
+
+  it(
     'witness cosignatures: kept per size and witness, a witness cosigning a size again replaces its line',
     () =>
       withBackend(backend, async ({ store }) => {
