@@ -30,7 +30,14 @@ import {
   yankRequestSchema,
   yankResponseSchema,
 } from '../protocol/wire-schemas.ts';
-import { type AnswerSpec, type ComponentName, OPERATIONS, type OperationSpec, type SchemaSpec } from './operations.ts';
+import {
+  type AnswerSpec,
+  type ComponentName,
+  EVERY_ROUTE_CODES,
+  OPERATIONS,
+  type OperationSpec,
+  type SchemaSpec,
+} from './operations.ts';
 import { httpStatusByCode } from './problem.ts';
 
 type JsonSchema = Record<string, unknown>;
@@ -215,7 +222,7 @@ function describePathParameter(operation: OperationSpec, parameter: PathParamete
 function describeResponses(operation: OperationSpec): Record<string, unknown> {
   const responses: Record<string, unknown> = {};
   for (const [status, answer] of Object.entries(operation.answers)) responses[status] = describeAnswer(answer);
-  for (const [status, codes] of groupByStatus(operation.problems)) {
+  for (const [status, codes] of groupByStatus([...EVERY_ROUTE_CODES, ...operation.problems])) {
     if (responses[status] !== undefined)
       throw new Error(`${operation.operationId}: ${status} is both an answer and a problem`);
     responses[status] = describeProblems(status, codes);

@@ -73,7 +73,10 @@ export interface OperationSpec {
   readonly body?: { readonly description: string; readonly maxBytes?: number; readonly schema: SchemaSpec };
   /** Success and other non-problem answers by status. */
   readonly answers: Readonly<Record<number, AnswerSpec>>;
-  /** Every code it can refuse with (application/problem+json; the status from src/http/problem.ts). */
+  /**
+   * The codes its own work can refuse with (application/problem+json; the status from src/http/problem.ts). The
+   * document adds EVERY_ROUTE_CODES to each operation.
+   */
   readonly problems: readonly ErrorCode[];
   /** CORS headers and an OPTIONS preflight answered 204 (the /v0.1 routes). */
   readonly cors?: boolean;
@@ -124,7 +127,7 @@ const ENVELOPE_CODES: readonly ErrorCode[] = [
 
 // ── schemas and parameters used more than once ──
 
-const problemAnswerless = { description: 'Not Modified (If-None-Match matched the ETag)' } as const;
+const notModified = { description: 'Not Modified (If-None-Match matched the ETag)' } as const;
 const namespaceParam = { description: 'the reverse-DNS namespace of the manifest name (`io.github.acme`)' };
 const nameParam = { description: 'the rest of the manifest name (`payments`)' };
 const versionParam = { description: 'a SemVer 2.0.0 version' };
@@ -154,7 +157,7 @@ export const OPERATIONS = {
     tag: 'meta',
     caller: 'anyone',
     answers: { 200: json('the registry is up', 'HealthResponse') },
-    problems: EVERY_ROUTE_CODES,
+    problems: [],
   },
   jwks: {
     method: 'get',
@@ -164,7 +167,7 @@ export const OPERATIONS = {
     tag: 'meta',
     caller: 'anyone',
     answers: { 200: json('the JWK Set', 'Jwks') },
-    problems: EVERY_ROUTE_CODES,
+    problems: [],
   },
   openapi: {
     method: 'get',
@@ -173,8 +176,8 @@ export const OPERATIONS = {
     summary: 'This document (OpenAPI 3.1)',
     tag: 'meta',
     caller: 'anyone',
-    answers: { 200: json('the OpenAPI document', 'OpenApiDocument'), 304: problemAnswerless },
-    problems: EVERY_ROUTE_CODES,
+    answers: { 200: json('the OpenAPI document', 'OpenApiDocument'), 304: notModified },
+    problems: [],
   },
   publish: {
     method: 'post',
@@ -209,7 +212,7 @@ export const OPERATIONS = {
       cursor: { description: 'the `nextCursor` of the previous page' },
     },
     answers: { 200: json('a page of manifests', 'ManifestListResponse') },
-    problems: EVERY_ROUTE_CODES,
+    problems: [],
   },
   manifest: {
     method: 'get',
@@ -220,7 +223,7 @@ export const OPERATIONS = {
     caller: 'anyone',
     pathParams: { namespace: namespaceParam, name: nameParam },
     answers: { 200: json('the versions', 'VersionListResponse') },
-    problems: [...EVERY_ROUTE_CODES, 'NOT_FOUND'],
+    problems: ['NOT_FOUND'],
   },
   version: {
     method: 'get',
@@ -237,9 +240,9 @@ export const OPERATIONS = {
         Link: 'the attestation',
       }),
       302: { description: '`latest`: the newest active version', headers: { Location: 'the path of that version' } },
-      304: problemAnswerless,
+      304: notModified,
     },
-    problems: [...EVERY_ROUTE_CODES, ...VERIFIED_READ_CODES],
+    problems: [...VERIFIED_READ_CODES],
   },
   attestation: {
     method: 'get',
@@ -251,9 +254,9 @@ export const OPERATIONS = {
     pathParams: { namespace: namespaceParam, name: nameParam, version: versionParam },
     answers: {
       200: { description: 'the attestation as stored', content: { [JOSE_JSON_CONTENT_TYPE]: 'FlattenedJws' } },
-      304: problemAnswerless,
+      304: notModified,
     },
-    problems: [...EVERY_ROUTE_CODES, ...VERIFIED_READ_CODES],
+    problems: [...VERIFIED_READ_CODES],
   },
   yank: {
     method: 'post',
@@ -265,14 +268,7 @@ export const OPERATIONS = {
     pathParams: { namespace: namespaceParam, name: nameParam, version: versionParam },
     body: { description: '`{"reason": "…"}`, a closed object', maxBytes: 16 * 1024, schema: 'YankRequest' },
     answers: { 200: json('yanked (or already yanked: `alreadyYanked`)', 'YankResponse') },
-    problems: [
-      ...EVERY_ROUTE_CODES,
-      ...STRICT_PARSE_CODES,
-      'UNKNOWN_FIELD',
-      ...AUTH_CODES,
-      'NOT_FOUND',
-      ...WRITE_CODES,
-    ],
+    problems: [...STRICT_PARSE_CODES, 'UNKNOWN_FIELD', ...AUTH_CODES, 'NOT_FOUND', ...WRITE_CODES],
   },
   whoami: {
     method: 'get',
@@ -282,7 +278,7 @@ export const OPERATIONS = {
     tag: 'approvals',
     caller: 'any principal',
     answers: { 200: json('the principal', 'WhoamiResponse') },
-    problems: [...EVERY_ROUTE_CODES, 'UNAUTHENTICATED'],
+    problems: ['UNAUTHENTICATED'],
   },
   requestApproval: {
     method: 'post',
@@ -296,7 +292,7 @@ export const OPERATIONS = {
       201: json('a new request', 'ApprovalCreatedResponse', { Location: 'the URL of the request' }),
       200: json('an identical request still stands', 'ApprovalCreatedResponse'),
     },
-    problems: [...EVERY_ROUTE_CODES, ...AUTH_CODES, ...ENVELOPE_CODES, ...WRITE_CODES],
+    problems: [...AUTH_CODES, ...ENVELOPE_CODES, ...WRITE_CODES],
   },
   listApprovals: {
     method: 'get',
@@ -316,7 +312,7 @@ export const OPERATIONS = {
       },
     },
     answers: { 200: json('the requests', 'ApprovalListResponse') },
-    problems: [...EVERY_ROUTE_CODES, ...AUTH_CODES],
+    problems: [...AUTH_CODES],
   },
   approval: {
     method: 'get',
@@ -327,7 +323,7 @@ export const OPERATIONS = {
     caller: 'host or operator',
     pathParams: { id: approvalIdParam },
     answers: { 200: json('the request', 'ApprovalResponse') },
-    problems: [...EVERY_ROUTE_CODES, ...AUTH_CODES, 'NOT_FOUND'],
+    problems: [...AUTH_CODES, 'NOT_FOUND'],
   },
   approvalDecision: {
     method: 'post',
@@ -340,7 +336,6 @@ export const OPERATIONS = {
     body: { description: 'the decision, a closed object', maxBytes: 64 * 1024, schema: 'ApprovalDecisionRequest' },
     answers: { 200: json('decided', 'ApprovalTransitionResponse') },
     problems: [
-      ...EVERY_ROUTE_CODES,
       ...STRICT_PARSE_CODES,
       'UNKNOWN_FIELD',
       ...AUTH_CODES,
@@ -363,7 +358,6 @@ export const OPERATIONS = {
     body: { description: 'the envelope of the call', maxBytes: 64 * 1024, schema: 'ActionEnvelope' },
     answers: { 200: json('consumed', 'ApprovalTransitionResponse') },
     problems: [
-      ...EVERY_ROUTE_CODES,
       ...AUTH_CODES,
       ...ENVELOPE_CODES,
       'APPROVAL_DIGEST_MISMATCH',
@@ -384,9 +378,9 @@ export const OPERATIONS = {
     pathParams: { digest: { description: 'sha256 of the bytes' } },
     answers: {
       200: json('the bytes', 'Manifest', { ETag: 'the digest, quoted', Link: 'the attestations of the digest' }),
-      304: problemAnswerless,
+      304: notModified,
     },
-    problems: [...EVERY_ROUTE_CODES, ...VERIFIED_READ_CODES],
+    problems: [...VERIFIED_READ_CODES],
   },
   attestationsByDigest: {
     method: 'get',
@@ -397,7 +391,7 @@ export const OPERATIONS = {
     caller: 'anyone',
     pathParams: { digest: { description: 'sha256 of manifest bytes' } },
     answers: { 200: json('the bindings', 'BindingsResponse') },
-    problems: [...EVERY_ROUTE_CODES, 'NOT_FOUND'],
+    problems: ['NOT_FOUND'],
   },
   logCheckpoint: {
     method: 'get',
@@ -407,7 +401,7 @@ export const OPERATIONS = {
     tag: 'log',
     caller: 'anyone',
     answers: { 200: text('the signed note') },
-    problems: [...EVERY_ROUTE_CODES, 'NOT_FOUND'],
+    problems: ['NOT_FOUND'],
   },
   logKey: {
     method: 'get',
@@ -417,7 +411,7 @@ export const OPERATIONS = {
     tag: 'log',
     caller: 'anyone',
     answers: { 200: text('the verifier string and a newline') },
-    problems: EVERY_ROUTE_CODES,
+    problems: [],
   },
   logTile: {
     method: 'get',
@@ -438,7 +432,7 @@ export const OPERATIONS = {
         },
       },
     },
-    problems: [...EVERY_ROUTE_CODES, 'NOT_FOUND', 'PROOF_INVALID'],
+    problems: ['NOT_FOUND', 'PROOF_INVALID'],
   },
   inclusionProof: {
     method: 'get',
@@ -449,7 +443,7 @@ export const OPERATIONS = {
     caller: 'anyone',
     query: { index: integerQuery('the leaf index'), size: integerQuery('the tree size') },
     answers: { 200: json('the proof', 'InclusionProofResponse') },
-    problems: [...EVERY_ROUTE_CODES, 'NOT_FOUND', 'PROOF_INVALID'],
+    problems: ['NOT_FOUND', 'PROOF_INVALID'],
   },
   consistencyProof: {
     method: 'get',
@@ -460,7 +454,7 @@ export const OPERATIONS = {
     caller: 'anyone',
     query: { from: integerQuery('the older tree size'), to: integerQuery('the newer tree size') },
     answers: { 200: json('the proof', 'ConsistencyProofResponse') },
-    problems: [...EVERY_ROUTE_CODES, 'NOT_FOUND', 'PROOF_INVALID'],
+    problems: ['NOT_FOUND', 'PROOF_INVALID'],
   },
   officialServers: {
     method: 'get',
@@ -482,7 +476,7 @@ export const OPERATIONS = {
       },
     },
     answers: { 200: json('a page of servers', 'OfficialServerList') },
-    problems: EVERY_ROUTE_CODES,
+    problems: [],
   },
   officialServerVersions: {
     method: 'get',
@@ -498,7 +492,7 @@ export const OPERATIONS = {
       200: json('the versions', 'OfficialServerList'),
       404: json('no such server (the official body)', 'OfficialNotFound'),
     },
-    problems: EVERY_ROUTE_CODES,
+    problems: [],
   },
   officialServerVersion: {
     method: 'get',
@@ -514,7 +508,7 @@ export const OPERATIONS = {
       200: json('the version', 'OfficialServerResponse'),
       404: json('no such server or version (the official body)', 'OfficialNotFound'),
     },
-    problems: EVERY_ROUTE_CODES,
+    problems: [],
   },
   officialUnknown: {
     method: 'get',
@@ -526,7 +520,7 @@ export const OPERATIONS = {
     cors: true,
     wildcard: { name: 'rest', description: 'anything else (a name that is not URL-encoded, extra segments)' },
     answers: { 404: json('the official not-found body', 'OfficialNotFound') },
-    problems: EVERY_ROUTE_CODES,
+    problems: [],
   },
 } as const satisfies Record<string, OperationSpec>;
 

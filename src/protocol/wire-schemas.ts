@@ -215,10 +215,17 @@ export const approvalDecisionRequestSchema = z.object({
 
 export const approvalTransitionResponseSchema = z.object({ id: z.string(), digest, status: approvalStatus, logIndex });
 
-/** The action envelope a host sends to ask for (and to consume) an approval: docs/approvals.md, read strictly. */
-export const actionEnvelopeSchema = z
-  .object({ audience: z.string(), manifest: z.string(), registry: z.string(), arguments: z.unknown() })
-  .catchall(z.unknown());
+/** The action envelope a host sends to ask for (and to consume) an approval (docs/approvals.md): a closed object. */
+export const actionEnvelopeSchema = z.object({
+  type: z.literal('toolseal.action/v1'),
+  registry: z.string(),
+  manifest: z.string().describe('name@version'),
+  manifestDigest: z.string(),
+  tool: z.string(),
+  toolDigest: z.string(),
+  audience: z.string().describe('the calling host'),
+  arguments: z.record(z.string(), z.unknown()).describe('the call arguments as the call sent them'),
+});
 
 // ── the MCP Registry read API (/v0.1; the official document describes these in full) ──
 
