@@ -177,7 +177,7 @@ function describeOperation(operation: OperationSpec, pathParameters: PathParamet
     ...Object.entries(operation.query ?? {}).map(([name, spec]) => ({
       name,
       in: 'query',
-      required: false,
+      required: spec.required === true,
       description: spec.description,
       schema: spec.schema ?? { type: 'string' },
     })),
@@ -233,7 +233,7 @@ function describeResponses(operation: OperationSpec): Record<string, unknown> {
 function describeAnswer(answer: AnswerSpec): JsonSchema {
   return {
     description: answer.description,
-    ...(answer.headers === undefined ? {} : { headers: describeHeaders(answer.headers) }),
+    ...(answer.headers === undefined ? {} : { headers: describeHeaders(answer.headers, true) }),
     ...(answer.content === undefined
       ? {}
       : {
@@ -244,9 +244,13 @@ function describeAnswer(answer: AnswerSpec): JsonSchema {
   };
 }
 
-function describeHeaders(headers: Readonly<Record<string, string>>): JsonSchema {
+/** Response headers; `required` when the answer always carries them (a problem's may depend on its code). */
+function describeHeaders(headers: Readonly<Record<string, string>>, required = false): JsonSchema {
   return Object.fromEntries(
-    Object.entries(headers).map(([name, description]) => [name, { description, schema: { type: 'string' } }]),
+    Object.entries(headers).map(([name, description]) => [
+      name,
+      { description, ...(required ? { required: true } : {}), schema: { type: 'string' } },
+    ]),
   );
 }
 
@@ -299,11 +303,14 @@ function describePreflight(operation: OperationSpec, pathParameters: PathParamet
     responses: {
       204: {
         description: 'the CORS headers, no body',
-        headers: describeHeaders({
-          'Access-Control-Allow-Origin': '`*`',
-          'Access-Control-Allow-Methods': '`GET, OPTIONS`',
-          'Access-Control-Allow-Headers': '`Authorization, Content-Type`',
-        }),
+        headers: describeHeaders(
+          {
+            'Access-Control-Allow-Origin': '`*`',
+            'Access-Control-Allow-Methods': '`GET, OPTIONS`',
+            'Access-Control-Allow-Headers': '`Authorization, Content-Type`',
+          },
+          true,
+        ),
       },
     },
   };

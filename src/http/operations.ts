@@ -44,13 +44,15 @@ export interface ParameterSpec {
   readonly description: string;
   /** JSON Schema of the value (path parameters with a Hono regex get its pattern added). */
   readonly schema?: Readonly<Record<string, unknown>>;
+  /** A query parameter the route refuses to go without (BAD_REQUEST). */
+  readonly required?: boolean;
 }
 
 export interface AnswerSpec {
   readonly description: string;
   /** Media type → schema; absent for an answer without a body (302, 304, 204). */
   readonly content?: Readonly<Record<string, SchemaSpec>>;
-  /** Response headers worth naming (name → description). */
+  /** Response headers always sent with this answer (name → description). */
   readonly headers?: Readonly<Record<string, string>>;
 }
 
@@ -144,6 +146,7 @@ const json = (description: string, schema: SchemaSpec, headers?: Record<string, 
 });
 const integerQuery = (description: string): ParameterSpec => ({
   description,
+  required: true,
   schema: { type: 'string', pattern: '^(0|[1-9][0-9]{0,15})$' },
 });
 

@@ -35,8 +35,9 @@ import { cleanupTempDirs, makeTempDir, manifestBytes, utf8 } from '../helpers/re
 type Json = Record<string, unknown>;
 interface Operation {
   operationId: string;
-  parameters?: { name: string; in: string; schema: Json }[];
-  responses: Record<string, { content?: Record<string, { schema: Json }> }>;
+  parameters?: { name: string; in: string; required?: boolean; schema: Json }[];
+  requestBody?: { content: Record<string, { schema: Json }> };
+  responses: Record<string, { content?: Record<string, { schema: Json }>; headers?: Record<string, Json> }>;
 }
 type Document = Json & { paths: Record<string, Record<string, Operation>> };
 
@@ -119,16 +120,36 @@ async function call(
   const text = await response.text();
   const what = `${method} ${path} → ${response.status} ${text.slice(0, 300)}`;
   expect(response.status, what).toBe(options.status);
-  const pathname = new URL(path, server.url).pathname;
-  const { template, operation, values } = findOperation(method, pathname);
-  for (const parameter of operation.parameters ?? []) {
-    if (parameter.in !== 'path') continue;
-    const index = operation.parameters?.indexOf(parameter) ?? -1;
-    const op = pointerTo('paths', template, method.toLowerCase(), 'parameters', String(index), 'schema');
-    expectValidAt(op, values[parameter.name], `${what}: path parameter ${parameter.name}`);
+  const url = new URL(path, server.url);
+  const { template, operation, values } = findOperation(method, url.pathname);
+  const at = (...tokens: string[]): string => pointerTo('paths', template, method.toLowerCase(), ...tokens);
+  // What was sent: path and query parameters against their schemas, an accepted body against the request body's.
+  for (const [index, parameter] of (operation.parameters ?? []).entries()) {
+    const value =
+      parameter.in === 'path' ? values[parameter.name] : (url.searchParams.get(parameter.name) ?? undefined);
+    if (value === undefined) {
+      if (parameter.required === true) expect(response.status, `${what}: without ${parameter.name}`).toBe(400);
+      continue;
+    }
+    if (response.status < 400)
+      expectValidAt(at('parameters', String(index), 'schema'), value, `${what}: ${parameter.name}`);
+  }
+  for (const name of url.searchParams.keys()) {
+    expect(
+      operation.parameters?.some((parameter) => parameter.name === name),
+      `${what}: query ${name}`,
+    ).toBe(true);
+  }
+  if (options.body !== undefined && response.status < 300) {
+    expect(operation.requestBody, `${what}: a body the document does not describe`).toBeDefined();
+    const sent = typeof options.body === 'string' ? options.body : new TextDecoder().decode(options.body);
+    expectValidAt(at('requestBody', 'content', 'application/json', 'schema'), JSON.parse(sent), `${what}: body sent`);
   }
   const documented = operation.responses[String(response.status)];
   expect(documented, `${what}: status not in the document for ${operation.operationId}`).toBeDefined();
+  for (const [name, header] of Object.entries(documented?.headers ?? {})) {
+    if (header['required'] === true) expect(response.headers.has(name), `${what}: header ${name}`).toBe(true);
+  }
   if (documented?.content === undefined) {
     expect(text, what).toBe('');
   } else {
@@ -138,8 +159,7 @@ async function call(
     );
     expect(mediaType, `${what}: ${contentType} not among ${Object.keys(documented.content).join(', ')}`).toBeDefined();
     if (mediaType !== undefined && /[/+]json$/.test(mediaType)) {
-      const pointer = pointerTo('paths', template, method.toLowerCase(), 'responses', String(response.status));
-      expectValidAt(`${pointer}${pointerTo('content', mediaType, 'schema')}`, JSON.parse(text), what);
+      expectValidAt(at('responses', String(response.status), 'content', mediaType, 'schema'), JSON.parse(text), what);
     }
   }
   seen.add(`${operation.operationId} ${response.status}`);
