@@ -91,12 +91,16 @@ function codesFrom(first: ErrorCode, last: ErrorCode): ErrorCode[] {
   return ERROR_CODES.slice(ERROR_CODES.indexOf(first), ERROR_CODES.indexOf(last) + 1);
 }
 
-/** What any request can get before or beside its route: the HTTP parser's refusals and a fault. */
+/**
+ * What any request can get before or beside its route: the HTTP parser's refusals, a fault, a store that cannot be
+ * reached, and a stored row that fails its check (every read of stored bytes checks them, INTEGRITY_ERROR).
+ */
 export const EVERY_ROUTE_CODES: readonly ErrorCode[] = [
   'BAD_REQUEST',
   'HEADERS_TOO_LARGE',
   'REQUEST_TIMEOUT',
   'INTERNAL',
+  'INTEGRITY_ERROR',
   'STORAGE_UNAVAILABLE',
 ];
 /** The strict parse of a JSON body (pipeline stage 1, TOO_LARGE included). */
@@ -112,8 +116,6 @@ const WRITE_CODES: readonly ErrorCode[] = [
   'LOG_INCONSISTENT',
   'LOG_ROLLBACK',
 ];
-/** A read through the verified cache (bytes checked against their digest before every send). */
-const VERIFIED_READ_CODES: readonly ErrorCode[] = ['NOT_FOUND', 'INTEGRITY_ERROR'];
 /** An action envelope recomputed against the signed tool (docs/approvals.md). */
 const ENVELOPE_CODES: readonly ErrorCode[] = [
   ...STRICT_PARSE_CODES,
@@ -121,7 +123,6 @@ const ENVELOPE_CODES: readonly ErrorCode[] = [
   'NOT_FOUND',
   'VERSION_YANKED',
   'DIGEST_MISMATCH',
-  'INTEGRITY_ERROR',
   'ARGUMENTS_INVALID',
   'MONEY_INVALID',
   'MONEY_CEILING_EXCEEDED',
@@ -245,7 +246,7 @@ export const OPERATIONS = {
       302: { description: '`latest`: the newest active version', headers: { Location: 'the path of that version' } },
       304: notModified,
     },
-    problems: [...VERIFIED_READ_CODES],
+    problems: ['NOT_FOUND'],
   },
   attestation: {
     method: 'get',
@@ -259,7 +260,7 @@ export const OPERATIONS = {
       200: { description: 'the attestation as stored', content: { [JOSE_JSON_CONTENT_TYPE]: 'FlattenedJws' } },
       304: notModified,
     },
-    problems: [...VERIFIED_READ_CODES],
+    problems: ['NOT_FOUND'],
   },
   yank: {
     method: 'post',
@@ -383,7 +384,7 @@ export const OPERATIONS = {
       200: json('the bytes', 'Manifest', { ETag: 'the digest, quoted', Link: 'the attestations of the digest' }),
       304: notModified,
     },
-    problems: [...VERIFIED_READ_CODES],
+    problems: ['NOT_FOUND'],
   },
   attestationsByDigest: {
     method: 'get',

@@ -1,12 +1,11 @@
 // GET /openapi.json (issue 29 item 4): the document validates as OpenAPI 3.1 (@seriousme/openapi-schema-validator,
 // the official 3.1 schema), names exactly the routes Hono has mounted, and a real registry's answers, each route's
 // successes and refusals, match it: the status is documented for that operation, the media type is listed for it, and
-// the body validates (ajv, JSON Schema 2020-12) against the document's schema for that status.
+// the body validates (ajv, JSON Schema 2020-12) against the document's schema for that status. (Every other test's
+// answers through createTestEnv's app are checked the same way: test/helpers/openapi-conformance.ts.)
 
 import { readFileSync } from 'node:fs';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import formatsPlugin from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ErrorCode } from '../../src/core/errors.ts';
 import { createApp } from '../../src/http/index.ts';
@@ -29,24 +28,17 @@ import { type RunningRegistryServer, startRegistryServer } from '../../src/serve
 import { mountWebRoutes } from '../../src/web/index.ts';
 import { PAGE_ROUTES } from '../../src/web/paths.ts';
 import { buildEnvelope, decisionBody, REFUNDS_MANIFEST } from '../helpers/approval-helpers.ts';
+import { DocumentChecker, type OpenApiDocument } from '../helpers/openapi-conformance.ts';
 import { repoPath } from '../helpers/pipeline-helpers.ts';
 import { cleanupTempDirs, makeTempDir, manifestBytes, utf8 } from '../helpers/registry-helpers.ts';
 
 type Json = Record<string, unknown>;
-interface Operation {
-  operationId: string;
-  parameters?: { name: string; in: string; required?: boolean; schema: Json }[];
-  requestBody?: { content: Record<string, { schema: Json }> };
-  responses: Record<string, { content?: Record<string, { schema: Json }>; headers?: Record<string, Json> }>;
-}
-type Document = Json & { paths: Record<string, Record<string, Operation>> };
 
-const DOCUMENT_ID = 'https://toolseal.test/openapi.json';
 const METHODS = ['get', 'post', 'options'];
 
 let server: RunningRegistryServer;
-let document: Document;
-let ajv: Ajv2020;
+let document: OpenApiDocument;
+let checker: DocumentChecker;
 let publisherToken: string;
 let hostToken: string;
 let operatorToken: string;
@@ -60,47 +52,14 @@ beforeAll(async () => {
   operatorToken = (await server.registry.createPrincipal('operator', 'alice')).token;
   const response = await fetch(`${server.url}/openapi.json`);
   expect(response.status).toBe(200);
-  document = (await response.json()) as Document;
-  ajv = new Ajv2020({ strict: false, allErrors: true });
-  formatsPlugin.default(ajv);
-  ajv.addSchema({ ...document, $id: DOCUMENT_ID });
+  document = (await response.json()) as OpenApiDocument;
+  checker = new DocumentChecker(document);
 });
 
 afterAll(async () => {
   await server?.close();
   cleanupTempDirs();
 });
-
-/** The operation a request reaches: exact segments first, then a last parameter spanning slashes (`*` routes). */
-function findOperation(method: string, pathname: string): { template: string; operation: Operation; values: Json } {
-  for (const spanning of [false, true]) {
-    for (const [template, item] of Object.entries(document.paths)) {
-      const operation = item[method.toLowerCase()];
-      if (operation === undefined) continue;
-      const names: string[] = [];
-      const source = template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{([^}]+)\}/g, (_, name: string) => {
-        names.push(name);
-        return '([^/]+)';
-      });
-      const pattern = spanning ? source.replace(/\(\[\^\/\]\+\)$/, '(.+)') : source;
-      const match = new RegExp(`^${pattern}$`).exec(pathname);
-      if (match === null) continue;
-      const values = Object.fromEntries(names.map((name, i) => [name, decodeURIComponent(match[i + 1] ?? '')]));
-      return { template, operation, values };
-    }
-  }
-  throw new Error(`no operation in the document for ${method} ${pathname}`);
-}
-
-function pointerTo(...tokens: string[]): string {
-  return tokens.map((token) => `/${token.replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
-}
-
-function expectValidAt(pointer: string, value: unknown, what: string): void {
-  const validate = ajv.getSchema(`${DOCUMENT_ID}#${pointer}`);
-  if (validate === undefined) throw new Error(`no schema at ${pointer}`);
-  expect(validate(value), `${what}: ${JSON.stringify(validate.errors)}`).toBe(true);
-}
 
 /** Send a request and check its answer against the document; the answer's body is returned as text. */
 async function call(
@@ -121,8 +80,10 @@ async function call(
   const what = `${method} ${path} → ${response.status} ${text.slice(0, 300)}`;
   expect(response.status, what).toBe(options.status);
   const url = new URL(path, server.url);
-  const { template, operation, values } = findOperation(method, url.pathname);
-  const at = (...tokens: string[]): string => pointerTo('paths', template, method.toLowerCase(), ...tokens);
+  const found = checker.findOperation(method, url.pathname);
+  if (found === undefined) throw new Error(`no operation in the document for ${what}`);
+  const { template, operation, values } = found;
+  const at = (...tokens: string[]): string[] => ['paths', template, found.method, ...tokens];
   // What was sent: path and query parameters against their schemas, an accepted body against the request body's.
   for (const [index, parameter] of (operation.parameters ?? []).entries()) {
     const value =
@@ -132,7 +93,7 @@ async function call(
       continue;
     }
     if (response.status < 400)
-      expectValidAt(at('parameters', String(index), 'schema'), value, `${what}: ${parameter.name}`);
+      checker.expectValidAt(at('parameters', String(index), 'schema'), value, `${what}: ${parameter.name}`);
   }
   for (const name of url.searchParams.keys()) {
     expect(
@@ -143,25 +104,14 @@ async function call(
   if (options.body !== undefined && response.status < 300) {
     expect(operation.requestBody, `${what}: a body the document does not describe`).toBeDefined();
     const sent = typeof options.body === 'string' ? options.body : new TextDecoder().decode(options.body);
-    expectValidAt(at('requestBody', 'content', 'application/json', 'schema'), JSON.parse(sent), `${what}: body sent`);
-  }
-  const documented = operation.responses[String(response.status)];
-  expect(documented, `${what}: status not in the document for ${operation.operationId}`).toBeDefined();
-  for (const [name, header] of Object.entries(documented?.headers ?? {})) {
-    if (header['required'] === true) expect(response.headers.has(name), `${what}: header ${name}`).toBe(true);
-  }
-  if (documented?.content === undefined) {
-    expect(text, what).toBe('');
-  } else {
-    const contentType = response.headers.get('Content-Type') ?? '';
-    const mediaType = Object.keys(documented.content).find(
-      (listed) => listed === contentType || listed.split(';')[0] === contentType.split(';')[0],
+    checker.expectValidAt(
+      at('requestBody', 'content', 'application/json', 'schema'),
+      JSON.parse(sent),
+      `${what}: body sent`,
     );
-    expect(mediaType, `${what}: ${contentType} not among ${Object.keys(documented.content).join(', ')}`).toBeDefined();
-    if (mediaType !== undefined && /[/+]json$/.test(mediaType)) {
-      expectValidAt(at('responses', String(response.status), 'content', mediaType, 'schema'), JSON.parse(text), what);
-    }
   }
+  // What came back: the status documented for the operation, its headers, media type and body.
+  checker.expectAnswer(found, method, response, text, what);
   seen.add(`${operation.operationId} ${response.status}`);
   return { response, text };
 }
