@@ -34,10 +34,10 @@ import {
   type AnswerSpec,
   type ComponentName,
   EVERY_ROUTE_CODES,
-  OPERATIONS,
   type OperationSpec,
   type SchemaSpec,
-} from './operations.ts';
+} from './operation-spec.ts';
+import { OPERATIONS } from './operations.ts';
 import { httpStatusByCode } from './problem.ts';
 
 type JsonSchema = Record<string, unknown>;

@@ -9,7 +9,8 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ErrorCode } from '../../src/core/errors.ts';
 import { createApp } from '../../src/http/index.ts';
-import { EVERY_ROUTE_CODES, OPERATIONS } from '../../src/http/operations.ts';
+import { EVERY_ROUTE_CODES } from '../../src/http/operation-spec.ts';
+import { OPERATIONS } from '../../src/http/operations.ts';
 import { httpStatusByCode } from '../../src/http/problem.ts';
 import { formatEntryBundlePath } from '../../src/log/index.ts';
 import {
