@@ -85,8 +85,9 @@ export const OPERATIONS = {
     tag: 'registry',
     caller: 'publisher',
     body: {
-      description: 'the manifest as bytes (read strictly: duplicate keys, unsafe numbers and a BOM are refused)',
-      maxBytes: 1024 * 1024,
+      description:
+        'the manifest as bytes (read strictly: duplicate keys, unsafe numbers and a BOM are refused); at most ' +
+        '`serve --max-body-bytes` bytes, 1 MiB by default (TOO_LARGE beyond)',
       schema: 'Manifest',
     },
     answers: {
