@@ -157,6 +157,19 @@ describe('the document', () => {
     }
   });
 
+  it('declares each path template parameter on every operation of that path, and no other path parameter', () => {
+    for (const [template, item] of Object.entries(document.paths)) {
+      const names = [...template.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]).sort();
+      for (const method of METHODS) {
+        const operation = item[method];
+        if (operation === undefined) continue;
+        const declared = (operation.parameters ?? []).filter((parameter) => parameter.in === 'path');
+        expect(declared.map((parameter) => parameter.name).sort(), `${method} ${template}`).toEqual(names);
+        for (const parameter of declared) expect(parameter.required, `${template} ${parameter.name}`).toBe(true);
+      }
+    }
+  });
+
   it('describes the manifest body with the shipped manifest schema', () => {
     const shipped = JSON.parse(readFileSync(repoPath('schema', 'manifest-v1.schema.json'), 'utf8')) as Json;
     expect((document['components'] as { schemas: Json }).schemas['Manifest']).toEqual(shipped);
