@@ -229,6 +229,12 @@ describe("a registry's answers match the document", () => {
     expect(response.headers.get('Cache-Control')).toMatch(/^public, max-age=\d+$/);
     const etag = response.headers.get('ETag') ?? '';
     await call('GET', '/openapi.json', { status: 304, headers: { 'If-None-Match': etag } });
+    // Another method is 405 with Allow, as on every route (the document says so once, in info).
+    const post = await fetch(`${server.url}/openapi.json`, { method: 'POST' });
+    expect(post.status).toBe(405);
+    expect(post.headers.get('Allow')).toBe('GET, HEAD');
+    const head = await fetch(`${server.url}/openapi.json`, { method: 'HEAD' });
+    expect([head.status, head.headers.get('Content-Type')]).toEqual([200, 'application/json']);
   });
 
   it('publish: 201, 200 for the same bytes, and its refusals', async () => {
