@@ -17,6 +17,7 @@ import { mountHealthKeyRoutes } from './routes/health-keys.ts';
 import { mountLogRoutes } from './routes/log.ts';
 import { mountManifestRoutes } from './routes/manifests.ts';
 import { mountOfficialRegistryRoutes } from './routes/official-registry.ts';
+import { mountOpenApiRoute } from './routes/openapi.ts';
 import { mountPublishRoutes } from './routes/publish.ts';
 import { mountYankRoutes } from './routes/yank.ts';
 import type { RegistryMetrics } from '../telemetry/index.ts';
@@ -78,6 +79,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   mountBlobRoutes(app, registry, cache, cosign);
   mountLogRoutes(app, registry, cosign);
   mountOfficialRegistryRoutes(app, registry);
+  mountOpenApiRoute(app, registry.origin);
   deps.mountPages?.(app, registry, witnesses?.cosigners ?? []);
   return app;
 }

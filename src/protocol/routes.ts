@@ -9,6 +9,8 @@ import { formatEntryBundlePath } from '../log/tiles.ts';
 export const ROUTES = {
   health: '/healthz',
   jwks: '/.well-known/jwks.json',
+  /** The OpenAPI 3.1 document of this API (src/http/openapi.ts). */
+  openapi: '/openapi.json',
   manifests: '/v1/manifests',
   manifest: '/v1/manifests/:namespace/:name',
   version: '/v1/manifests/:namespace/:name/:version',
@@ -43,6 +45,7 @@ export const ROUTE_METHODS: readonly (readonly [RegExp, readonly string[]])[] = 
   [/^\/v1\/(blobs|attestations)\/sha256:[0-9a-f]{64}$/, ['GET', 'HEAD']],
   [/^\/v1\/log\/(checkpoint|key|tile\/.+|proof\/(inclusion|consistency))$/, ['GET', 'HEAD']],
   [/^\/(healthz|\.well-known\/jwks\.json)$/, ['GET', 'HEAD']],
+  [/^\/openapi\.json$/, ['GET', 'HEAD']],
   [/^\/v1\/whoami$/, ['GET', 'HEAD']],
   [/^\/v1\/approvals$/, ['GET', 'HEAD', 'POST']],
   [new RegExp(`^/v1/approvals/${APPROVAL_ID_SOURCE}$`), ['GET', 'HEAD']],

@@ -1,5 +1,6 @@
 // Test helpers for the registry, HTTP, store, attestation and end-to-end suites: temp dirs, a registry with an
-// app over it, manifest builders, database snapshots, problem+json reading, and CLI / server child processes.
+// app over it (every answer checked against the OpenAPI document), manifest builders, database snapshots,
+// problem+json reading, and CLI / server child processes.
 
 import { mountWebRoutes } from '../../src/web/index.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -17,6 +18,7 @@ import type { PublishCommitter, PublisherRecord, Registry } from '../../src/regi
 import { openRegistryAt } from '../../src/server/index.ts';
 import type { Store } from '../../src/store/index.ts';
 import { httpStatusByCode } from '../../src/http/problem.ts';
+import { checkAnswersOf } from './openapi-conformance.ts';
 import { sqliteDatabaseOf } from '../../src/store/sqlite/index.ts';
 
 export const repoRoot: string = fileURLToPath(new URL('../../', import.meta.url)).replace(/\/$/, '');
@@ -165,14 +167,18 @@ export async function createTestEnv(options: TestEnvOptions = {}): Promise<TestE
     ...(options.maxPendingWrites ? { maxPendingWrites: options.maxPendingWrites } : {}),
   });
   const unexpectedErrors: unknown[] = [];
+  // Every answer a test receives through `app.request` is checked against the OpenAPI document (issue 29 item 4).
   const newApp = (deps: Omit<AppDeps, 'registry'> = {}): ReturnType<typeof createApp> =>
-    createApp({
-      onUnexpectedError: (error) => unexpectedErrors.push(error),
-      mountPages: mountWebRoutes,
-      ...options.app,
-      ...deps,
-      registry,
-    });
+    checkAnswersOf(
+      createApp({
+        onUnexpectedError: (error) => unexpectedErrors.push(error),
+        mountPages: mountWebRoutes,
+        ...options.app,
+        ...deps,
+        registry,
+      }),
+      origin,
+    );
   const { publisher, token } = await registry.createPublisher(options.namespace ?? 'io.github.acme');
   return {
     root,

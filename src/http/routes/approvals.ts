@@ -4,7 +4,7 @@
 // §5.2.2.5 no-store): they hold the commitment salt and the arguments of a call.
 
 import { ToolsealError } from '../../core/errors.ts';
-import { approvalPath, ROUTES } from '../../protocol/routes.ts';
+import { approvalPath } from '../../protocol/routes.ts';
 import {
   APPROVAL_STATUSES,
   type ApprovalCreatedResponse,
@@ -15,17 +15,18 @@ import { MAX_APPROVAL_LIST_LIMIT, type Registry } from '../../registry/index.ts'
 import { type App, type AppContext, readQuery } from '../app-env.ts';
 import { readBearerToken } from '../auth.ts';
 import { readBodyWithin } from '../body.ts';
+import { mountOperation } from '../operations.ts';
 
 const MAX_APPROVAL_BODY_BYTES = 64 * 1024;
 const DEFAULT_LIST_LIMIT = 100;
 const NO_STORE = { 'Cache-Control': 'no-store' };
 
 export function mountApprovalRoutes(app: App, registry: Registry): void {
-  app.get(ROUTES.whoami, async (c) =>
+  mountOperation(app, 'whoami', async (c) =>
     c.json((await registry.whoami(tokenOf(c))) satisfies WhoamiResponse, 200, NO_STORE),
   );
 
-  app.post(ROUTES.approvals, async (c) => {
+  mountOperation(app, 'requestApproval', async (c) => {
     const host = await registry.authenticatePrincipal(tokenOf(c), 'host');
     const body = await readBodyWithin(c, MAX_APPROVAL_BODY_BYTES, 'approval request');
     const { created, ...outcome } = await registry.requestApproval(host, body);
@@ -34,23 +35,23 @@ export function mountApprovalRoutes(app: App, registry: Registry): void {
     return c.json({ ...outcome, url } satisfies ApprovalCreatedResponse, created ? 201 : 200, headers);
   });
 
-  app.get(ROUTES.approvals, async (c) => {
+  mountOperation(app, 'listApprovals', async (c) => {
     await registry.authenticatePrincipal(tokenOf(c), 'operator');
     return c.json(await registry.listApprovals(readStatus(c), readLimit(c)), 200, NO_STORE);
   });
 
-  app.get(ROUTES.approval, async (c) => {
+  mountOperation(app, 'approval', async (c) => {
     const principal = await registry.authenticatePrincipal(tokenOf(c), 'any');
     return c.json(await registry.getApproval(principal, c.req.param('id')), 200, NO_STORE);
   });
 
-  app.post(ROUTES.approvalDecision, async (c) => {
+  mountOperation(app, 'approvalDecision', async (c) => {
     const operator = await registry.authenticatePrincipal(tokenOf(c), 'operator');
     const body = await readBodyWithin(c, MAX_APPROVAL_BODY_BYTES, 'decision');
     return c.json(await registry.decideApproval(operator, c.req.param('id'), body), 200, NO_STORE);
   });
 
-  app.post(ROUTES.approvalConsume, async (c) => {
+  mountOperation(app, 'approvalConsume', async (c) => {
     const host = await registry.authenticatePrincipal(tokenOf(c), 'host');
     const body = await readBodyWithin(c, MAX_APPROVAL_BODY_BYTES, 'approval consumption');
     return c.json(await registry.consumeApproval(host, c.req.param('id'), body), 200, NO_STORE);

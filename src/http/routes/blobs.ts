@@ -3,7 +3,7 @@
 // GET /v1/attestations/{digest} (every name@version bound to those bytes, each with its RFC 9162 inclusion proof).
 
 import type { JsonObject } from '../../core/json.ts';
-import { attestationsByDigestPath, ROUTES } from '../../protocol/routes.ts';
+import { attestationsByDigestPath } from '../../protocol/routes.ts';
 import { type BindingDto, type BindingsResponse, JSON_CONTENT_TYPE } from '../../protocol/wire.ts';
 import { ToolsealError } from '../../core/errors.ts';
 import type { CheckpointRecord } from '../../store/index.ts';
@@ -11,6 +11,7 @@ import type { DigestBinding, Registry } from '../../registry/index.ts';
 import type { App, CheckpointDecorator } from '../app-env.ts';
 import { type ImmutableBodyCache, readRawTarget, sendVerifiedBody } from '../immutable-body-cache.ts';
 import { formatInclusionProofDto, formatTlogProofText } from '../inclusion-proof.ts';
+import { mountOperation } from '../operations.ts';
 
 export function mountBlobRoutes(
   app: App,
@@ -18,7 +19,7 @@ export function mountBlobRoutes(
   cache: ImmutableBodyCache,
   cosign: CheckpointDecorator = (note) => note,
 ): void {
-  app.get(ROUTES.blob, async (c) => {
+  mountOperation(app, 'blob', async (c) => {
     const digest = c.req.param('digest');
     const key = `b:${digest}`;
     let entry = cache.get(key);
@@ -31,7 +32,7 @@ export function mountBlobRoutes(
     return sendVerifiedBody(entry, c.req.header('If-None-Match'));
   });
 
-  app.get(ROUTES.attestationsByDigest, async (c) => {
+  mountOperation(app, 'attestationsByDigest', async (c) => {
     const digest = c.req.param('digest');
     const bindings = await registry.listBindings(digest);
     if (bindings.length === 0) throw new ToolsealError('NOT_FOUND', `no attestation covers ${digest}`);

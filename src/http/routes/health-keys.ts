@@ -1,12 +1,12 @@
 // GET /healthz and GET /.well-known/jwks.json (the registry's attestation keys as an RFC 7517 §5 JWK Set).
 
-import { ROUTES } from '../../protocol/routes.ts';
 import type { HealthResponse, WitnessHealthDto } from '../../protocol/wire.ts';
 import type { Registry } from '../../registry/index.ts';
 import type { App, ServedWitnesses } from '../app-env.ts';
+import { mountOperation } from '../operations.ts';
 
 export function mountHealthKeyRoutes(app: App, registry: Registry, witnesses?: ServedWitnesses): void {
-  app.get(ROUTES.health, async (c) => {
+  mountOperation(app, 'health', async (c) => {
     const checkpoint = await registry.latestCheckpoint();
     const role = registry.sequencingRole;
     const health = {
@@ -29,7 +29,7 @@ export function mountHealthKeyRoutes(app: App, registry: Registry, witnesses?: S
     return c.json({ ...health, witnesses: states } satisfies HealthResponse);
   });
 
-  app.get(ROUTES.jwks, async (c) => {
+  mountOperation(app, 'jwks', async (c) => {
     c.header('Cache-Control', 'public, max-age=60');
     return c.json(await registry.jwks());
   });

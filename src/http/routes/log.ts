@@ -12,11 +12,12 @@ import {
   parseTilePath,
   readTile,
 } from '../../log/index.ts';
-import { LOG_PREFIX, ROUTES } from '../../protocol/routes.ts';
+import { LOG_PREFIX } from '../../protocol/routes.ts';
 import type { ConsistencyProofResponse, InclusionProofResponse } from '../../protocol/wire.ts';
 import type { Registry } from '../../registry/index.ts';
 import { type App, type AppContext, type CheckpointDecorator, readIntegerQuery } from '../app-env.ts';
 import { IMMUTABLE_CACHE_CONTROL } from '../immutable-body-cache.ts';
+import { mountOperation } from '../operations.ts';
 
 const NOTE_CONTENT_TYPE = 'text/plain; charset=utf-8';
 /** tlog-tiles: a tile (full, or partial of a given width) never changes once it exists. */
@@ -28,7 +29,7 @@ const TILE_HEADERS = {
 };
 
 export function mountLogRoutes(app: App, registry: Registry, cosign: CheckpointDecorator = (note) => note): void {
-  app.get(ROUTES.logCheckpoint, async (c) => {
+  mountOperation(app, 'logCheckpoint', async (c) => {
     const checkpoint = await registry.latestCheckpoint();
     if (!checkpoint) throw new ToolsealError('NOT_FOUND', 'the log has no checkpoint yet');
     return c.body(cosign(checkpoint.note), 200, {
@@ -37,7 +38,7 @@ export function mountLogRoutes(app: App, registry: Registry, cosign: CheckpointD
     });
   });
 
-  app.get(ROUTES.logKey, (c) =>
+  mountOperation(app, 'logKey', (c) =>
     c.body(`${registry.log.verifierString}\n`, 200, {
       'Content-Type': NOTE_CONTENT_TYPE,
       'Cache-Control': 'public, max-age=3600',
@@ -45,9 +46,9 @@ export function mountLogRoutes(app: App, registry: Registry, cosign: CheckpointD
   );
 
   const gzipped = new GzipCache(32 * 1024 * 1024);
-  app.get(ROUTES.logTile, (c) => sendTile(c, registry, gzipped));
+  mountOperation(app, 'logTile', (c) => sendTile(c, registry, gzipped));
 
-  app.get(ROUTES.inclusionProof, async (c) => {
+  mountOperation(app, 'inclusionProof', async (c) => {
     const index = readIntegerQuery(c, 'index');
     const size = readIntegerQuery(c, 'size');
     return c.json({
@@ -57,7 +58,7 @@ export function mountLogRoutes(app: App, registry: Registry, cosign: CheckpointD
     } satisfies InclusionProofResponse);
   });
 
-  app.get(ROUTES.consistencyProof, async (c) => {
+  mountOperation(app, 'consistencyProof', async (c) => {
     const from = readIntegerQuery(c, 'from');
     const to = readIntegerQuery(c, 'to');
     return c.json({

@@ -5,7 +5,7 @@
 import { computeDigest } from '../../core/digest.ts';
 import { ToolsealError } from '../../core/errors.ts';
 import { formatManifestRef } from '../../protocol/manifest-ref.ts';
-import { attestationPath, ROUTES, versionPath } from '../../protocol/routes.ts';
+import { attestationPath, versionPath } from '../../protocol/routes.ts';
 import { JOSE_JSON_CONTENT_TYPE, type ManifestListResponse, type VersionListResponse } from '../../protocol/wire.ts';
 import type { Registry } from '../../registry/index.ts';
 import { type App, readManifestName, readQuery } from '../app-env.ts';
@@ -15,9 +15,10 @@ import {
   readRawTarget,
   sendVerifiedBody,
 } from '../immutable-body-cache.ts';
+import { mountOperation } from '../operations.ts';
 
 export function mountManifestRoutes(app: App, registry: Registry, cache: ImmutableBodyCache): void {
-  app.get(ROUTES.manifests, async (c) => {
+  mountOperation(app, 'manifests', async (c) => {
     const query = readQuery(c, 'q') || undefined;
     const limit = readLimit(readQuery(c, 'limit'));
     const cursor = readQuery(c, 'cursor');
@@ -29,7 +30,7 @@ export function mountManifestRoutes(app: App, registry: Registry, cache: Immutab
     } satisfies ManifestListResponse);
   });
 
-  app.get(ROUTES.manifest, async (c) => {
+  mountOperation(app, 'manifest', async (c) => {
     const name = readManifestName(c);
     const versions = await registry.listVersions(name);
     return c.json({
@@ -44,7 +45,7 @@ export function mountManifestRoutes(app: App, registry: Registry, cache: Immutab
     } satisfies VersionListResponse);
   });
 
-  app.get(ROUTES.version, async (c) => {
+  mountOperation(app, 'version', async (c) => {
     const name = readManifestName(c);
     const version = c.req.param('version');
     if (version === 'latest') {
@@ -63,7 +64,7 @@ export function mountManifestRoutes(app: App, registry: Registry, cache: Immutab
     return sendVerifiedBody(entry, c.req.header('If-None-Match'));
   });
 
-  app.get(ROUTES.attestation, async (c) => {
+  mountOperation(app, 'attestation', async (c) => {
     const name = readManifestName(c);
     const version = c.req.param('version');
     const key = `a:${formatManifestRef(name, version)}`;

@@ -23,9 +23,7 @@ import type { Registry, ServerCursor, ServerVersionEntry } from '../../registry/
 import type { Sha256Digest } from '../../core/digest.ts';
 import { type App, type AppContext, readQuery } from '../app-env.ts';
 import { readLimit } from './manifests.ts';
-
-/** The prefix every official read route lives under. */
-export const OFFICIAL_API_PREFIX = '/v0.1';
+import { mountOperation, OFFICIAL_API_PREFIX } from '../operations.ts';
 
 const CORS_HEADERS = {
   'Access-Control-Allow-Origin': '*',
@@ -43,7 +41,7 @@ export function mountOfficialRegistryRoutes(app: App, registry: Registry): void 
     await next();
   });
 
-  app.get(`${OFFICIAL_API_PREFIX}/servers`, async (c) => {
+  mountOperation(app, 'officialServers', async (c) => {
     const limit = readLimit(readQuery(c, 'limit'));
     const cursor = readQuery(c, 'cursor');
     const search = readQuery(c, 'search');
@@ -61,7 +59,7 @@ export function mountOfficialRegistryRoutes(app: App, registry: Registry): void 
     return c.json(formatServerList(servers, next === undefined ? null : encodeServerCursor(next)));
   });
 
-  app.get(`${OFFICIAL_API_PREFIX}/servers/:serverName/versions`, async (c) => {
+  mountOperation(app, 'officialServerVersions', async (c) => {
     readIncludeDeleted(c);
     const name = decodeServerNameSegment(readRawSegments(c)[2] ?? '');
     if (name === undefined) return c.json(formatNotFoundBody('server'), 404);
@@ -81,7 +79,7 @@ export function mountOfficialRegistryRoutes(app: App, registry: Registry): void 
     );
   });
 
-  app.get(`${OFFICIAL_API_PREFIX}/servers/:serverName/versions/:version`, async (c) => {
+  mountOperation(app, 'officialServerVersion', async (c) => {
     readIncludeDeleted(c);
     const segments = readRawSegments(c);
     const name = decodeServerNameSegment(segments[2] ?? '');
@@ -94,7 +92,7 @@ export function mountOfficialRegistryRoutes(app: App, registry: Registry): void 
   });
 
   // Anything else below /v0.1/servers (a name that is not URL-encoded, a path too long) is the official 404.
-  app.get(`${OFFICIAL_API_PREFIX}/servers/*`, (c) => c.json(formatNotFoundBody('server'), 404));
+  mountOperation(app, 'officialUnknown', (c) => c.json(formatNotFoundBody('server'), 404));
 }
 
 /** The ServerResponse of an entry, with absolute evidence URLs on this registry's origin. */

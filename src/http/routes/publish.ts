@@ -6,10 +6,11 @@
 import { readBearerToken } from '../auth.ts';
 import { readBodyWithin } from '../body.ts';
 import { formatInclusionProofDto, formatTlogProofText } from '../inclusion-proof.ts';
-import { ROUTES, versionPath } from '../../protocol/routes.ts';
+import { versionPath } from '../../protocol/routes.ts';
 import { JSON_CONTENT_TYPE, type PublishResponse } from '../../protocol/wire.ts';
 import type { PublishOutcome, Registry, TrustedPublishing } from '../../registry/index.ts';
 import type { App, CheckpointDecorator } from '../app-env.ts';
+import { mountOperation } from '../operations.ts';
 
 export function mountPublishRoutes(
   app: App,
@@ -18,8 +19,9 @@ export function mountPublishRoutes(
   cosign: CheckpointDecorator = (note) => note,
   trustedPublishing?: TrustedPublishing,
 ): void {
-  app.post(
-    ROUTES.manifests,
+  mountOperation(
+    app,
+    'publish',
     async (c, next) => {
       // 401 before reading a byte of the body (an OIDC ID token: when it names no trusted issuer).
       const bearer = readBearerToken(c.req.header('Authorization'));

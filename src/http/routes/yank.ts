@@ -7,17 +7,17 @@ import { formatPointer } from '../../core/json-pointer.ts';
 import { hasOwn, isJsonObject } from '../../core/json.ts';
 import { truncateText } from '../../core/text.ts';
 import { parseStrict } from '../../pipeline/index.ts';
-import { ROUTES } from '../../protocol/routes.ts';
 import type { YankRequest, YankResponse } from '../../protocol/wire.ts';
 import type { Registry } from '../../registry/index.ts';
 import { readBearerToken } from '../auth.ts';
 import { type App, readManifestName } from '../app-env.ts';
 import { readBodyWithin } from '../body.ts';
+import { mountOperation } from '../operations.ts';
 
 const MAX_YANK_BODY_BYTES = 16 * 1024;
 
 export function mountYankRoutes(app: App, registry: Registry): void {
-  app.post(ROUTES.yank, async (c) => {
+  mountOperation(app, 'yank', async (c) => {
     const publisher = await registry.authenticate(readBearerToken(c.req.header('Authorization')));
     const body = await readBodyWithin(c, MAX_YANK_BODY_BYTES, 'yank body');
     const { reason } = readYankRequest(body);
