@@ -4,7 +4,13 @@
 
 import { ToolsealError } from '../core/errors.ts';
 import { PIPELINE_POLICY_VERSION, type Sha256Digest } from '../pipeline/index.ts';
-import { buildPublishStatement, signStatement, type SigningKey } from '../attest/index.ts';
+import {
+  type BundleSigningKey,
+  buildPublishStatement,
+  serializeStatementJcs,
+  signStatement,
+  type SigningKey,
+} from '../attest/index.ts';
 import type { PublisherRecord, Store, VersionRecord } from '../store/index.ts';
 import type { PipelineOutput } from './pipeline-runner.ts';
 import { assertPublisherCurrent } from './publishers.ts';
@@ -12,6 +18,13 @@ import type { CheckpointRecorder, InclusionProof, TransparencyLog } from './tran
 import { CheckpointFileRecorder } from './rollback-guard.ts';
 import { loadSigningKey } from '../keys/key-files.ts';
 import { provenanceMemberOf } from './trust-rules.ts';
+import {
+  BundleKeySource,
+  logPendingBundles,
+  type PendingBundle,
+  seconds,
+  signPendingBundle,
+} from './sigstore-bundles.ts';
 
 export interface CommitOutcome {
   /** False when the same name@version with the same digest was already stored (idempotent). */
@@ -72,12 +85,14 @@ export class GroupCommitter implements PublishCommitter {
   private committing = false;
   private scheduled = false;
   private signingKey: SigningKey | undefined;
+  private readonly bundleKeys: BundleKeySource;
 
   /** The log's own recorder (on the registry's thread), or one of its own (on the writer thread). */
   private readonly recorder: CheckpointRecorder;
 
   constructor(private readonly options: GroupCommitterOptions) {
     this.recorder = options.log.checkpointRecorder ?? new CheckpointFileRecorder(options.keysDir);
+    this.bundleKeys = new BundleKeySource(options.keysDir, options.clock);
   }
 
   commit(result: PipelineOutput, publisher: PublisherRecord): Promise<CommitOutcome> {
@@ -134,6 +149,7 @@ export class GroupCommitter implements PublishCommitter {
     try {
       settlements = await store.transaction(async () => {
         const key = await this.currentSigningKey();
+        const bundleKey = this.bundleKeys.active();
         const settled: (() => void)[] = [];
         const committed: { item: QueuedPublish; stored: Omit<CommitOutcome, 'inclusion'> }[] = [];
         const fresh: QueuedPublish[] = [];
@@ -150,7 +166,7 @@ export class GroupCommitter implements PublishCommitter {
           if (found) committed.push({ item, stored: found });
           else fresh.push(item);
         }
-        committed.push(...(await this.storePublishes(fresh, key)));
+        committed.push(...(await this.storePublishes(fresh, key, bundleKey)));
         if (committed.length === 0) return settled;
         // Signed before the commit: an acknowledged publish is in a signed checkpoint, never only in the tree.
         // (Also when only an idempotent publish's leaf is beyond the latest checkpoint, which a crash can leave.)
@@ -200,15 +216,17 @@ export class GroupCommitter implements PublishCommitter {
 
   /**
    * The batch's new versions, inside its transaction: sign each attestation (chained to the name's previous digest,
-   * an earlier one of this batch included), store the bytes, append every leaf at once, then the version rows.
+   * an earlier one of this batch included), store the bytes, append every leaf at once, then the version rows; then
+   * the same statements as DSSE envelopes by the bundle key, their `bundle` leaves and parts (sigstore-bundles.ts).
    */
   private async storePublishes(
     fresh: readonly QueuedPublish[],
     key: SigningKey,
+    bundleKey: BundleSigningKey,
   ): Promise<{ item: QueuedPublish; stored: Omit<CommitOutcome, 'inclusion'> }[]> {
     const { store, log } = this.options;
     const latestInBatch = new Map<string, string>();
-    const signed: { item: QueuedPublish; storedAt: string; attestation: Buffer }[] = [];
+    const signed: { item: QueuedPublish; storedAt: string; attestation: Buffer; statement: Uint8Array }[] = [];
     for (const item of fresh) {
       const { result, publisher } = item;
       const previousDigest = latestInBatch.get(result.name) ?? (await store.getLatestStoredDigest(result.name));
@@ -230,14 +248,15 @@ export class GroupCommitter implements PublishCommitter {
       });
       const attestation = signStatement(statement, key);
       await store.insertBlobIfAbsent(result.digest, result.canonicalBytes);
-      signed.push({ item, storedAt, attestation });
+      signed.push({ item, storedAt, attestation, statement: Buffer.from(serializeStatementJcs(statement), 'utf8') });
     }
     const logIndexes = await log.appendLeaves(
       'attestation',
       signed.map(({ attestation }) => attestation),
     );
     const stored: { item: QueuedPublish; stored: Omit<CommitOutcome, 'inclusion'> }[] = [];
-    for (const [offset, { item, storedAt, attestation }] of signed.entries()) {
+    const bundles: PendingBundle[] = [];
+    for (const [offset, { item, storedAt, attestation, statement }] of signed.entries()) {
       const record = await store.insertVersion({
         name: item.result.name,
         version: item.result.version,
@@ -249,7 +268,9 @@ export class GroupCommitter implements PublishCommitter {
         logIndex: logIndexes[offset]!,
       });
       stored.push({ item, stored: { created: true, record } });
+      bundles.push(signPendingBundle(record.id, statement, bundleKey, seconds(new Date(storedAt))));
     }
+    await logPendingBundles(store, log, bundles);
     return stored;
   }
 
