@@ -4,13 +4,7 @@
 
 import { ToolsealError } from '../core/errors.ts';
 import { PIPELINE_POLICY_VERSION, type Sha256Digest } from '../pipeline/index.ts';
-import {
-  type BundleSigningKey,
-  buildPublishStatement,
-  serializeStatementJcs,
-  signStatement,
-  type SigningKey,
-} from '../attest/index.ts';
+import { buildPublishStatement, serializeStatementJcs, signStatement, type SigningKey } from '../attest/index.ts';
 import type { PublisherRecord, Store, VersionRecord } from '../store/index.ts';
 import type { PipelineOutput } from './pipeline-runner.ts';
 import { assertPublisherCurrent } from './publishers.ts';
@@ -92,7 +86,7 @@ export class GroupCommitter implements PublishCommitter {
 
   constructor(private readonly options: GroupCommitterOptions) {
     this.recorder = options.log.checkpointRecorder ?? new CheckpointFileRecorder(options.keysDir);
-    this.bundleKeys = new BundleKeySource(options.keysDir, options.clock);
+    this.bundleKeys = new BundleKeySource(options.keysDir);
   }
 
   commit(result: PipelineOutput, publisher: PublisherRecord): Promise<CommitOutcome> {
@@ -149,7 +143,6 @@ export class GroupCommitter implements PublishCommitter {
     try {
       settlements = await store.transaction(async () => {
         const key = await this.currentSigningKey();
-        const bundleKey = this.bundleKeys.active();
         const settled: (() => void)[] = [];
         const committed: { item: QueuedPublish; stored: Omit<CommitOutcome, 'inclusion'> }[] = [];
         const fresh: QueuedPublish[] = [];
@@ -166,7 +159,7 @@ export class GroupCommitter implements PublishCommitter {
           if (found) committed.push({ item, stored: found });
           else fresh.push(item);
         }
-        committed.push(...(await this.storePublishes(fresh, key, bundleKey)));
+        committed.push(...(await this.storePublishes(fresh, key)));
         if (committed.length === 0) return settled;
         // Signed before the commit: an acknowledged publish is in a signed checkpoint, never only in the tree.
         // (Also when only an idempotent publish's leaf is beyond the latest checkpoint, which a crash can leave.)
@@ -222,7 +215,6 @@ export class GroupCommitter implements PublishCommitter {
   private async storePublishes(
     fresh: readonly QueuedPublish[],
     key: SigningKey,
-    bundleKey: BundleSigningKey,
   ): Promise<{ item: QueuedPublish; stored: Omit<CommitOutcome, 'inclusion'> }[]> {
     const { store, log } = this.options;
     const latestInBatch = new Map<string, string>();
@@ -268,7 +260,8 @@ export class GroupCommitter implements PublishCommitter {
         logIndex: logIndexes[offset]!,
       });
       stored.push({ item, stored: { created: true, record } });
-      bundles.push(signPendingBundle(record.id, statement, bundleKey, seconds(new Date(storedAt))));
+      const integratedTime = seconds(new Date(storedAt));
+      bundles.push(signPendingBundle(record.id, statement, this.bundleKeys.keyAt(integratedTime), integratedTime));
     }
     await logPendingBundles(store, log, bundles);
     return stored;

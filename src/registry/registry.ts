@@ -66,7 +66,7 @@ import {
   buildRegistryBundleJwks,
   readServedBundle,
   readTrustMaterial,
-  rotateBundleKeyWhenDue,
+  rotateBundleKeyNow,
   type RegistryJwks,
   type ServedBundleDeps,
 } from './sigstore-bundles.ts';
@@ -577,10 +577,10 @@ export class Registry {
 
   /**
    * Make a new key active and retire the current one (kept in the JWKS with its `exp`); logged. The bundle key is
-   * rotated with it (first: it is the one that may wait for the next second); publishes pick both up at their next batch.
+   * rotated with it, first (it refuses a second rotation within one second); publishes pick both up at their next batch.
    */
   async rotateSigningKey(): Promise<{ retired: string; active: string; bundle: { retired: string; active: string } }> {
-    const bundle = await rotateBundleKeyWhenDue(this.keysDir, this.clock);
+    const bundle = rotateBundleKeyNow(this.keysDir, this.clock);
     return { ...(await rotateSigningKey(this.keyDeps)), bundle };
   }
 

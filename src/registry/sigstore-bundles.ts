@@ -4,7 +4,6 @@
 // promise; a served bundle is assembled from those stored parts, the latest signed checkpoint and a proof computed
 // here, after checking its leaf against the statement and a bundle key of the trusted root.
 
-import { createPublicKey } from 'node:crypto';
 import {
   assembleBundle,
   buildBundleJwksKeys,
@@ -22,7 +21,7 @@ import {
 } from '../attest/index.ts';
 import { decodeBase64Strict, equalBytes } from '../core/bytes.ts';
 import { ToolsealError } from '../core/errors.ts';
-import { loadOrCreateBundleKeys, readBundleKeyList, rotateBundleKey } from '../keys/bundle-key-files.ts';
+import { loadBundleSigningKey, readBundleKeyList, rotateBundleKey } from '../keys/bundle-key-files.ts';
 import { checkBundleLeaf } from '../log/bundle-leaf.ts';
 import type { BundleStore, KeyStore, LogStore, StoreTransactions, VersionRecord } from '../store/index.ts';
 import type { TransparencyLog } from './transparency-log.ts';
@@ -37,23 +36,30 @@ export interface PendingBundle {
   integratedTime: number;
 }
 
-/** The active bundle key from the keys folder, reloaded when `keys rotate` (maybe another process) replaced it. */
+/**
+ * The bundle key to sign at a given second with, from the keys folder: the one whose window holds it, so `keys rotate`
+ * (maybe by another process) is picked up at once, and a publish in the second a rotation retired a key at (its window
+ * ends at the next second) is still signed by that key. Private keys are loaded once per kid.
+ */
 export class BundleKeySource {
-  private key: BundleSigningKey | undefined;
+  private readonly loaded = new Map<string, BundleSigningKey>();
 
-  constructor(
-    private readonly keysDir: string,
-    private readonly clock: () => Date,
-  ) {}
+  constructor(private readonly keysDir: string) {}
 
-  active(): BundleSigningKey {
+  keyAt(at: number): BundleSigningKey {
     const keys = readBundleKeyList(this.keysDir);
     if (keys === undefined) {
       throw new ToolsealError('INTERNAL', 'the keys folder has no bundle keys (the registry creates them at start)');
     }
-    const kid = (keys[keys.length - 1] as BundleKeyValidity).kid;
-    if (this.key?.kid !== kid) this.key = loadOrCreateBundleKeys(this.keysDir, seconds(this.clock())).active;
-    return this.key;
+    const window =
+      keys.find((key) => key.notBefore <= at && (key.notAfter === null || at < key.notAfter)) ??
+      (keys[keys.length - 1] as BundleKeyValidity);
+    let key = this.loaded.get(window.kid);
+    if (key === undefined) {
+      key = loadBundleSigningKey(this.keysDir, window.kid);
+      this.loaded.set(window.kid, key);
+    }
+    return key;
   }
 }
 
@@ -190,7 +196,7 @@ export async function readTrustMaterial(
     return buildRegistryTrustMaterial({
       publicUrl,
       logOrigin: deps.log.origin,
-      logPublicKey: createPublicKey(deps.log.publicKey),
+      logPublicKey: deps.log.publicKey,
       logNotBefore: Number.isFinite(logNotBefore) ? logNotBefore : 0,
       bundleKeys,
     });
@@ -213,20 +219,11 @@ export function buildRegistryBundleJwks(jwks: Jwks, keysDir: string): RegistryJw
 }
 
 /**
- * Rotate the bundle key (rotateBundleKey). Windows are whole seconds and a key must be valid for one at least: a
- * rotation in the second the active key started waits (up to about a second, on the real timer) for the next one.
+ * Rotate the bundle key (rotateBundleKey) as the attestation key is rotated: the retired key stays valid through the
+ * current second (its window ends, and the new one starts, at the next), so nothing it signs in this second is orphaned.
  */
-export async function rotateBundleKeyWhenDue(
-  keysDir: string,
-  clock: () => Date,
-): Promise<{ retired: string; active: string }> {
-  for (let attempt = 0; ; attempt++) {
-    const keys = readBundleKeyList(keysDir);
-    const now = seconds(clock());
-    const active = keys?.[keys.length - 1];
-    if (active === undefined || now > active.notBefore || attempt >= 24) return rotateBundleKey(keysDir, now);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+export function rotateBundleKeyNow(keysDir: string, clock: () => Date): { retired: string; active: string } {
+  return rotateBundleKey(keysDir, seconds(clock()) + 1);
 }
 
 /**
@@ -236,12 +233,11 @@ export async function rotateBundleKeyWhenDue(
  */
 export async function backfillBundles(deps: ServedBundleDeps, clock: () => Date): Promise<boolean> {
   const { store, log } = deps;
-  const keys = new BundleKeySource(deps.keysDir, clock);
   return await store.transaction(async () => {
     const missing = await store.listVersionsWithoutBundle();
     if (missing.length === 0) return false;
-    const key = keys.active();
     const integratedTime = seconds(clock());
+    const key = new BundleKeySource(deps.keysDir).keyAt(integratedTime);
     const pending = missing.map((record) =>
       signPendingBundle(record.id, readAttestedStatement(record.attestation), key, integratedTime),
     );

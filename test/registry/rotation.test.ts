@@ -76,9 +76,10 @@ describe('registry.rotateSigningKey()', () => {
     expect(jwks.keys.map((key) => [key.kid, key.nbf, key.exp])).toEqual([
       [oldKid, T0 / 1000, (T0 + 11_000) / 1000],
       [result.active, (T0 + 10_000) / 1000, undefined],
-      // The Sigstore bundle key rotated with it (issue 26): retired at the rotation's second, the new one from then.
-      [result.bundle.retired, T0 / 1000, (T0 + 10_000) / 1000],
-      [result.bundle.active, (T0 + 10_000) / 1000, undefined],
+      // The Sigstore bundle key rotated with it (issue 26): the old one valid through the rotation's second, the new
+      // one from the next (windows adjoin).
+      [result.bundle.retired, T0 / 1000, (T0 + 11_000) / 1000],
+      [result.bundle.active, (T0 + 11_000) / 1000, undefined],
     ]);
     const health = (await (await env.app.request('/healthz')).json()) as { activeKid: string };
     expect(health.activeKid).toBe(result.active);
