@@ -221,9 +221,12 @@ export function buildRegistryBundleJwks(jwks: Jwks, keysDir: string): RegistryJw
 /**
  * Rotate the bundle key (rotateBundleKey) as the attestation key is rotated: the retired key stays valid through the
  * current second (its window ends, and the new one starts, at the next), so nothing it signs in this second is orphaned.
+ * A second rotation within that second starts the newest key one second later still (windows are whole seconds).
  */
 export function rotateBundleKeyNow(keysDir: string, clock: () => Date): { retired: string; active: string } {
-  return rotateBundleKey(keysDir, seconds(clock()) + 1);
+  const keys = readBundleKeyList(keysDir);
+  const activeFrom = keys?.[keys.length - 1]?.notBefore ?? 0;
+  return rotateBundleKey(keysDir, Math.max(seconds(clock()) + 1, activeFrom + 1));
 }
 
 /**
