@@ -121,6 +121,11 @@ describe('Sigstore bundles served by a running registry', () => {
       body: JSON.stringify(next),
     });
     expect(published.status).toBe(201);
+    // The publish answer and the attestation name the bundle.
+    const bundleLink = `<${bundlePath(second!.name, '99.0.0')}>; rel="bundle"; type="${SIGSTORE_BUNDLE_MEDIA_TYPE}"`;
+    expect(published.headers.get('link')).toBe(bundleLink);
+    const attested = await fetch(`${registry.url}/v1/manifests/${second!.name}/99.0.0/attestation`);
+    expect(attested.headers.get('link')).toBe(bundleLink);
 
     const trust = await trustOf(registry);
     expect(Object.keys(trust.keys)).toEqual([rotated.bundle.retired, rotated.bundle.active]);
