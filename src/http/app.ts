@@ -19,6 +19,7 @@ import { mountManifestRoutes } from './routes/manifests.ts';
 import { mountOfficialRegistryRoutes } from './routes/official-registry.ts';
 import { mountOpenApiRoute } from './routes/openapi.ts';
 import { mountPublishRoutes } from './routes/publish.ts';
+import { mountSigstoreRoutes } from './routes/sigstore.ts';
 import { mountYankRoutes } from './routes/yank.ts';
 import type { RegistryMetrics } from '../telemetry/index.ts';
 import { createAccessLog } from './middleware/access-log.ts';
@@ -74,6 +75,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   mountHealthKeyRoutes(app, registry, witnesses);
   mountPublishRoutes(app, registry, deps.maxBodyBytes ?? 1024 * 1024, cosign, deps.trustedPublishing);
   mountManifestRoutes(app, registry, cache);
+  mountSigstoreRoutes(app, registry, cosign);
   mountYankRoutes(app, registry);
   mountApprovalRoutes(app, registry);
   mountBlobRoutes(app, registry, cache, cosign);

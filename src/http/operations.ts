@@ -4,6 +4,7 @@
 // compares the document with the routes Hono has mounted). Adding a route is one entry here and one mountOperation.
 
 import type { Handler, MiddlewareHandler } from 'hono';
+import { SIGSTORE_BUNDLE_MEDIA_TYPE, TRUSTED_ROOT_MEDIA_TYPE } from '../attest/index.ts';
 import { ROUTES } from '../protocol/routes.ts';
 import { JOSE_JSON_CONTENT_TYPE, JSON_CONTENT_TYPE } from '../protocol/wire.ts';
 import type { App, AppEnv } from './app-env.ts';
@@ -154,6 +155,41 @@ export const OPERATIONS = {
     answers: {
       200: { description: 'the attestation as stored', content: { [JOSE_JSON_CONTENT_TYPE]: 'FlattenedJws' } },
       304: notModified,
+    },
+    problems: ['NOT_FOUND'],
+  },
+  bundle: {
+    method: 'get',
+    path: ROUTES.bundle,
+    operationId: 'getSigstoreBundle',
+    summary: "A version's Sigstore bundle v0.3 (DSSE, P-256 key hint, its hashedrekord leaf proven in this log)",
+    tag: 'registry',
+    caller: 'anyone',
+    pathParams: { namespace: namespaceParam, name: nameParam, version: versionParam },
+    answers: {
+      200: {
+        description: 'the bundle, with the latest checkpoint and an inclusion proof computed by the registry',
+        content: {
+          [SIGSTORE_BUNDLE_MEDIA_TYPE]: {
+            inline: { type: 'object', required: ['mediaType', 'verificationMaterial', 'dsseEnvelope'] },
+          },
+        },
+      },
+    },
+    problems: ['NOT_FOUND'],
+  },
+  trustedRoot: {
+    method: 'get',
+    path: ROUTES.trustedRoot,
+    operationId: 'getSigstoreTrustedRoot',
+    summary: 'The Sigstore trusted root naming this log (its key, key id and validity); bundle keys are in the JWKS',
+    tag: 'log',
+    caller: 'anyone',
+    answers: {
+      200: {
+        description: 'a TrustedRoot (sigstore/protobuf-specs)',
+        content: { [TRUSTED_ROOT_MEDIA_TYPE]: { inline: { type: 'object', required: ['mediaType', 'tlogs'] } } },
+      },
     },
     problems: ['NOT_FOUND'],
   },

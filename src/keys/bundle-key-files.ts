@@ -123,7 +123,14 @@ function checkBundleKeyList(value: unknown): string | undefined {
 }
 
 function loadActiveBundleKey(keysDir: string, keys: readonly BundleKeyValidity[]): BundleSigningKey {
-  const { kid } = keys[keys.length - 1] as BundleKeyValidity;
+  return loadBundleSigningKey(keysDir, (keys[keys.length - 1] as BundleKeyValidity).kid, 'the active bundle key');
+}
+
+/**
+ * The private bundle key `kid` (a retired one too: a publish in the second a rotation retired it at is still signed
+ * by it). INTERNAL when its file is missing, not P-256, or holds another key.
+ */
+export function loadBundleSigningKey(keysDir: string, kid: string, role = 'the bundle key'): BundleSigningKey {
   let privateKey: KeyObject;
   try {
     const jwk = JSON.parse(readFileSync(bundleKeyFile(keysDir, kid), 'utf8')) as Record<string, unknown>;
@@ -133,7 +140,7 @@ function loadActiveBundleKey(keysDir: string, keys: readonly BundleKeyValidity[]
       format: 'jwk',
     });
   } catch (cause) {
-    throw new ToolsealError('INTERNAL', `the active bundle key ${kid} is missing from the keys folder or not P-256`, {
+    throw new ToolsealError('INTERNAL', `${role} ${kid} is missing from the keys folder or not P-256`, {
       cause,
     });
   }

@@ -15,9 +15,9 @@ export const ROUTES = {
   manifest: '/v1/manifests/:namespace/:name',
   version: '/v1/manifests/:namespace/:name/:version',
   attestation: '/v1/manifests/:namespace/:name/:version/attestation',
-  /** The version's Sigstore bundle v0.3 (issue 26; not served yet: src/http mounts it with the registry wiring). */
+  /** The version's Sigstore bundle v0.3 (issue 26, docs/sigstore.md). */
   bundle: '/v1/manifests/:namespace/:name/:version/bundle',
-  /** The Sigstore trusted root naming the registry's log (issue 26; not served yet). */
+  /** The Sigstore trusted root naming the registry's log (issue 26). */
   trustedRoot: '/v1/sigstore/trusted-root.json',
   yank: '/v1/manifests/:namespace/:name/:version/yank',
   blob: '/v1/blobs/:digest{sha256:[0-9a-f]{64}}',
@@ -41,7 +41,8 @@ export const LOG_PREFIX = '/v1/log/';
 export const ROUTE_METHODS: readonly (readonly [RegExp, readonly string[]])[] = [
   [/^\/v1\/manifests$/, ['GET', 'HEAD', 'POST']],
   [/^\/v1\/manifests\/[^/]+\/[^/]+\/[^/]+\/yank$/, ['POST']],
-  [/^\/v1\/manifests\/[^/]+\/[^/]+(\/[^/]+(\/attestation)?)?$/, ['GET', 'HEAD']],
+  [/^\/v1\/manifests\/[^/]+\/[^/]+(\/[^/]+(\/attestation|\/bundle)?)?$/, ['GET', 'HEAD']],
+  [/^\/v1\/sigstore\/trusted-root\.json$/, ['GET', 'HEAD']],
   [/^\/v1\/(blobs|attestations)\/sha256:[0-9a-f]{64}$/, ['GET', 'HEAD']],
   [/^\/v1\/log\/(checkpoint|key|tile\/.+|proof\/(inclusion|consistency))$/, ['GET', 'HEAD']],
   [/^\/(healthz|\.well-known\/jwks\.json)$/, ['GET', 'HEAD']],

@@ -1,5 +1,5 @@
 // fsck: re-verify everything the store holds — the storage's own structure, bytes against digests, attestations,
-// the log and its checkpoints, approvals (fsck-approvals.ts) — on one consistent snapshot, so a server publishing meanwhile causes no false alarm.
+// the log and its checkpoints, approvals (fsck-approvals.ts), Sigstore bundles (fsck-bundles.ts) — on one consistent snapshot, so a server publishing meanwhile causes no false alarm.
 
 import { describeError, isToolsealError } from '../core/errors.ts';
 import { computeDigest, type Sha256Digest } from '../core/digest.ts';
@@ -15,6 +15,7 @@ import {
 import type {
   ApprovalRecord,
   BlobRecord,
+  BundleRecord,
   CheckpointRecord,
   LogEntryRecord,
   SigningKeyRecord,
@@ -22,6 +23,8 @@ import type {
   VersionRecord,
 } from '../store/index.ts';
 import { checkApprovals } from './fsck-approvals.ts';
+import { checkBundles } from './fsck-bundles.ts';
+import type { BundleKeyValidity } from '../attest/index.ts';
 import { bodyOf } from './transparency-log.ts';
 
 export interface FsckProblem {
@@ -40,6 +43,8 @@ export interface FsckReport {
     checkpoints: number;
     checkpointSignatures: number;
     approvals: number;
+    /** Sigstore bundles (issue 26). */
+    bundles: number;
   };
   problems: FsckProblem[];
 }
@@ -53,14 +58,20 @@ interface StoredRows {
   nodes: { level: number; index: number; hash: Buffer }[];
   checkpoints: CheckpointRecord[];
   approvals: ApprovalRecord[];
+  bundles: BundleRecord[];
 }
 
 /**
  * Check the storage's structure and every stored row. `logVerifier` (a note verifier string) enables checkpoint
  * signature checks. Never throws for a data problem: every problem found is reported, a database too damaged to
- * read as INTEGRITY_ERROR "the database is corrupt: …".
+ * read as INTEGRITY_ERROR "the database is corrupt: …". `bundleKeys` (the keys folder's bundle key list) enables the
+ * bundles' key and signature checks.
  */
-export async function runFsck(store: Store, logVerifier?: string): Promise<FsckReport> {
+export async function runFsck(
+  store: Store,
+  logVerifier?: string,
+  bundleKeys?: readonly BundleKeyValidity[],
+): Promise<FsckReport> {
   const problems: FsckProblem[] = [];
   const report: Report = (code, where, message) => {
     problems.push({ code, where, message });
@@ -71,6 +82,7 @@ export async function runFsck(store: Store, logVerifier?: string): Promise<FsckR
   const tree = checkTree(rows, report);
   const checkpoints = checkCheckpoints(rows.checkpoints, tree.memory, rows.entries.length, logVerifier, report);
   const approvals = checkApprovals(rows, report);
+  const bundles = checkBundles(rows, bundleKeys, report);
   return {
     ok: problems.length === 0,
     checked: {
@@ -81,6 +93,7 @@ export async function runFsck(store: Store, logVerifier?: string): Promise<FsckR
       checkpoints: checkpoints.count,
       checkpointSignatures: checkpoints.signatures,
       approvals,
+      bundles,
     },
     problems,
   };
@@ -98,11 +111,12 @@ async function readCheckedRows(store: Store, report: Report): Promise<StoredRows
     nodes: [],
     checkpoints: [],
     approvals: [],
+    bundles: [],
   };
   const damage = (await store.checkStructure()).map((line) => `the database is corrupt: ${line}`);
   for (const message of damage) report('INTEGRITY_ERROR', 'database', message);
   try {
-    return store.read(async () => ({
+    return await store.read(async () => ({
       blobs: await store.listAllBlobs(),
       entries: await store.readLogEntries(0, await store.getLogSize()),
       keys: await store.listSigningKeys(),
@@ -110,6 +124,7 @@ async function readCheckedRows(store: Store, report: Report): Promise<StoredRows
       nodes: await store.listAllLogNodes(),
       checkpoints: await store.listCheckpoints(),
       approvals: await store.listAllApprovals(),
+      bundles: await store.listAllBundles(),
     }));
   } catch (error) {
     if (!isToolsealError(error) || error.code !== 'INTEGRITY_ERROR') throw error;

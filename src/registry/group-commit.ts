@@ -4,7 +4,7 @@
 
 import { ToolsealError } from '../core/errors.ts';
 import { PIPELINE_POLICY_VERSION, type Sha256Digest } from '../pipeline/index.ts';
-import { buildPublishStatement, signStatement, type SigningKey } from '../attest/index.ts';
+import { buildPublishStatement, serializeStatementJcs, signStatement, type SigningKey } from '../attest/index.ts';
 import type { PublisherRecord, Store, VersionRecord } from '../store/index.ts';
 import type { PipelineOutput } from './pipeline-runner.ts';
 import { assertPublisherCurrent } from './publishers.ts';
@@ -12,6 +12,13 @@ import type { CheckpointRecorder, InclusionProof, TransparencyLog } from './tran
 import { CheckpointFileRecorder } from './rollback-guard.ts';
 import { loadSigningKey } from '../keys/key-files.ts';
 import { provenanceMemberOf } from './trust-rules.ts';
+import {
+  BundleKeySource,
+  logPendingBundles,
+  type PendingBundle,
+  seconds,
+  signPendingBundle,
+} from './sigstore-bundles.ts';
 
 export interface CommitOutcome {
   /** False when the same name@version with the same digest was already stored (idempotent). */
@@ -72,12 +79,14 @@ export class GroupCommitter implements PublishCommitter {
   private committing = false;
   private scheduled = false;
   private signingKey: SigningKey | undefined;
+  private readonly bundleKeys: BundleKeySource;
 
   /** The log's own recorder (on the registry's thread), or one of its own (on the writer thread). */
   private readonly recorder: CheckpointRecorder;
 
   constructor(private readonly options: GroupCommitterOptions) {
     this.recorder = options.log.checkpointRecorder ?? new CheckpointFileRecorder(options.keysDir);
+    this.bundleKeys = new BundleKeySource(options.keysDir);
   }
 
   commit(result: PipelineOutput, publisher: PublisherRecord): Promise<CommitOutcome> {
@@ -221,7 +230,8 @@ export class GroupCommitter implements PublishCommitter {
 
   /**
    * The batch's new versions, inside its transaction: sign each attestation (chained to the name's previous digest,
-   * an earlier one of this batch included), store the bytes, append every leaf at once, then the version rows.
+   * an earlier one of this batch included), store the bytes, append every leaf at once, then the version rows; then
+   * the same statements as DSSE envelopes by the bundle key, their `bundle` leaves and parts (sigstore-bundles.ts).
    */
   private async storePublishes(
     fresh: readonly QueuedPublish[],
@@ -230,7 +240,7 @@ export class GroupCommitter implements PublishCommitter {
     const { store, log } = this.options;
     // The latest digest of each name: stored before the batch, then an earlier publish of the batch.
     const latest = await store.getLatestStoredDigests(fresh.map(({ result }) => result.name));
-    const signed: { item: QueuedPublish; storedAt: string; attestation: Buffer }[] = [];
+    const signed: { item: QueuedPublish; storedAt: string; attestation: Buffer; statement: Uint8Array }[] = [];
     for (const item of fresh) {
       const { result, publisher } = item;
       const previousDigest = latest.get(result.name);
@@ -251,7 +261,7 @@ export class GroupCommitter implements PublishCommitter {
         },
       });
       const attestation = signStatement(statement, key);
-      signed.push({ item, storedAt, attestation });
+      signed.push({ item, storedAt, attestation, statement: Buffer.from(serializeStatementJcs(statement), 'utf8') });
     }
     await store.insertBlobsIfAbsent(
       fresh.map(({ result }) => ({ digest: result.digest, bytes: result.canonicalBytes })),
@@ -272,6 +282,11 @@ export class GroupCommitter implements PublishCommitter {
         logIndex: logIndexes[offset]!,
       })),
     );
+    const bundles: PendingBundle[] = signed.map(({ storedAt, statement }, offset) => {
+      const integratedTime = seconds(new Date(storedAt));
+      return signPendingBundle(records[offset]!.id, statement, this.bundleKeys.keyAt(integratedTime), integratedTime);
+    });
+    await logPendingBundles(store, log, bundles);
     return signed.map(({ item }, offset) => ({ item, stored: { created: true, record: records[offset]! } }));
   }
 

@@ -4,13 +4,13 @@
 
 import { ToolsealError } from '../core/errors.ts';
 import { computeSha256Hex, type PipelineLimits, type RenamedTool, type Sha256Digest } from '../pipeline/index.ts';
-import type { Jwks, KeyValidity } from '../attest/index.ts';
+import type { KeyValidity } from '../attest/index.ts';
 import { GroupCommitter, type PublishCommitter } from './group-commit.ts';
 import { authenticatePublisher, createPublisher } from './publishers.ts';
 import { inlinePipeline, type PipelineRunner } from './pipeline-runner.ts';
 import type { CheckpointRecord, PublisherRecord, Store, VersionRecord, VersionStatus } from '../store/index.ts';
 import { pickLatestVersion, compareVersions } from './semver.ts';
-import { TransparencyLog, type InclusionProof } from './transparency-log.ts';
+import { resolveLogOrigin, TransparencyLog, type InclusionProof } from './transparency-log.ts';
 import { loadOrCreateLogKey } from '../keys/key-files.ts';
 import type { ManifestListResponse } from '../protocol/wire.ts';
 import {
@@ -61,6 +61,17 @@ import {
   type SigningKeyDeps,
 } from './signing-keys.ts';
 import type { PublishAuthoriser } from './trust-rules.ts';
+import {
+  backfillBundles,
+  buildRegistryBundleJwks,
+  readServedBundle,
+  readTrustMaterial,
+  rotateBundleKeyNow,
+  type RegistryJwks,
+  type ServedBundleDeps,
+} from './sigstore-bundles.ts';
+import { loadOrCreateBundleKeys } from '../keys/bundle-key-files.ts';
+import type { PublicKeyJson, SigstoreBundleJson, TrustedRootJson } from '../attest/index.ts';
 
 export interface RegistryOptions {
   store: Store;
@@ -136,7 +147,8 @@ export async function openRegistry(options: RegistryOptions): Promise<Registry> 
   const store = options.store;
   const clock = options.clock ?? (() => new Date());
   const logIsEmpty = (await store.getLogSize()) === 0 && (await store.latestCheckpoint()) === undefined;
-  const log = new TransparencyLog(store, loadOrCreateLogKey(options.keysDir, logIsEmpty), options.logOrigin, clock);
+  const logOrigin = await resolveLogOrigin(store, options.logOrigin, options.origin);
+  const log = new TransparencyLog(store, loadOrCreateLogKey(options.keysDir, logIsEmpty), logOrigin, clock);
   await log.assertSignedByThisKey();
   await assertNoLogRollback(store, options.keysDir, log.verifierString);
   log.recordCheckpointsIn(new CheckpointFileRecorder(options.keysDir));
@@ -218,12 +230,19 @@ export class Registry {
     }
   }
 
-  /** Start sequencing (with several processes) and load the active signing key, generating the first one. */
+  /**
+   * Start sequencing (with several processes), load the active signing key, generating the first one, and the bundle
+   * keys (the first one created beside it); then give every version without a Sigstore bundle one (issue 26).
+   */
   async start(): Promise<void> {
     await this.sequencer?.start();
     try {
       // The active key must load (a missing private file is an error here, not at the first publish).
       if (!(await loadActiveSigningKey(this.keyDeps))) await this.generateFirstSigningKey();
+      loadOrCreateBundleKeys(this.keysDir, Math.floor(this.clock().getTime() / 1000));
+      if (this.sequencer === undefined || this.sequencer.isSequencer()) {
+        if (await backfillBundles(this.bundleDeps, this.clock)) await this.log.recordLatestCheckpoint();
+      }
     } catch (error) {
       await this.sequencer?.close(); // a registry that failed to open leaves nothing running
       throw error;
@@ -530,17 +549,39 @@ export class Registry {
 
   // ── keys ────────────────────────────────────────────────────────────────
 
-  async jwks(): Promise<Jwks> {
-    return buildRegistryJwks(this.store);
+  /** The attestation keys and, after them, the P-256 bundle keys (with nbf/exp), as one JWK Set. */
+  async jwks(): Promise<RegistryJwks> {
+    return buildRegistryBundleJwks(await buildRegistryJwks(this.store), this.keysDir);
+  }
+
+  /**
+   * The Sigstore bundle of name@version (issue 26): assembled from what its publish stored, the latest checkpoint
+   * (`decorate` adds witness cosignatures) and a proof computed here. NOT_FOUND for an unknown version.
+   */
+  async getBundle(name: string, version: string, decorate?: (note: string) => string): Promise<SigstoreBundleJson> {
+    return readServedBundle(this.bundleDeps, await this.getVersionRecord(name, version), decorate);
+  }
+
+  /** The Sigstore trusted root of this registry's log and its bundle keys by hint. */
+  trustMaterial(): Promise<{ trustedRoot: TrustedRootJson; keyring: Record<string, PublicKeyJson> }> {
+    return readTrustMaterial(this.bundleDeps, this.origin);
+  }
+
+  private get bundleDeps(): ServedBundleDeps {
+    return { store: this.store, log: this.log, keysDir: this.keysDir };
   }
 
   async keyValidities(): Promise<KeyValidity[]> {
     return listKeyValidities(this.store);
   }
 
-  /** Make a new key active and retire the current one (kept in the JWKS with its `exp`); logged. */
-  rotateSigningKey(): Promise<{ retired: string; active: string }> {
-    return rotateSigningKey(this.keyDeps);
+  /**
+   * Make a new key active and retire the current one (kept in the JWKS with its `exp`); logged. The bundle key is
+   * rotated with it, first (it refuses a second rotation within one second); publishes pick both up at their next batch.
+   */
+  async rotateSigningKey(): Promise<{ retired: string; active: string; bundle: { retired: string; active: string } }> {
+    const bundle = rotateBundleKeyNow(this.keysDir, this.clock);
+    return { ...(await rotateSigningKey(this.keyDeps)), bundle };
   }
 
   /** The leaf data of log entries [start, end), for entry bundles (C2SP tlog-tiles). */

@@ -22,7 +22,8 @@ import {
   verifyCheckpoint,
   type NodeReader,
 } from '../log/index.ts';
-import type { SigningKey } from '../attest/index.ts';
+import type { KeyObject } from 'node:crypto';
+import { deriveLogOrigin, type SigningKey, signInclusionPromise } from '../attest/index.ts';
 import {
   type CheckpointRecord,
   type CosignatureRecord,
@@ -75,6 +76,19 @@ export class TransparencyLog {
     // A stable origin per log key unless one is configured (C2SP tlog-checkpoint: the origin names the log).
     this.origin = origin ?? `toolseal.local/log/${logKey.kid.slice(0, 12)}`;
     this.verifierString = formatVerifierString(this.origin, logKey.publicKey);
+  }
+
+  /** The log key's public half (the trusted root names it). */
+  get publicKey(): KeyObject {
+    return this.logKey.publicKey;
+  }
+
+  /**
+   * The log's inclusion promise (a Sigstore signed entry timestamp, docs/sigstore.md) for the leaf `leaf` appended at
+   * `index`, integrated at `integratedTime` (seconds since the epoch): signed by the log key under this log's origin.
+   */
+  signInclusionPromise(leaf: Uint8Array, integratedTime: number, index: number): Uint8Array {
+    return signInclusionPromise(leaf, integratedTime, index, { name: this.origin, privateKey: this.logKey.privateKey });
   }
 
   /** Run `compute` over the stored nodes it reads (fetched in one query). */
@@ -314,6 +328,27 @@ export class TransparencyLog {
     if (!latest || size > latest.size) {
       throw new ToolsealError('BAD_REQUEST', `size ${size} is beyond the latest checkpoint (${latest?.size ?? 0})`);
     }
+  }
+}
+
+/**
+ * The origin of the log in `store` (issue 26 §2): the configured one; else the one its latest checkpoint was signed
+ * under (a log never changes origin); else, for a new log, the host name of the registry's public URL (what Sigstore
+ * verifiers require: docs/sigstore.md); undefined (the key-derived default) when that host cannot be an origin.
+ */
+export async function resolveLogOrigin(
+  store: Store,
+  configured: string | undefined,
+  publicUrl: string | undefined,
+): Promise<string | undefined> {
+  if (configured !== undefined) return configured;
+  const latest = await store.latestCheckpoint();
+  if (latest) return parseCheckpoint(bodyOf(latest.note)).origin;
+  if ((await store.getLogSize()) > 0 || publicUrl === undefined) return undefined;
+  try {
+    return deriveLogOrigin(publicUrl);
+  } catch {
+    return undefined;
   }
 }
 

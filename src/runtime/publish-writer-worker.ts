@@ -4,19 +4,23 @@ import { workerData } from 'node:worker_threads';
 import type { Store } from '../store/index.ts';
 import { GroupCommitter, type CommitOutcome } from '../registry/group-commit.ts';
 import type { PublishWriterInput, PublishWriterSetup } from './publish-writer.ts';
-import { TransparencyLog } from '../registry/transparency-log.ts';
+import { resolveLogOrigin, TransparencyLog } from '../registry/transparency-log.ts';
 import { serveWorkerJobs } from './worker-thread.ts';
 import { loadOrCreateLogKey } from '../keys/key-files.ts';
 import { openStore } from '../store/sqlite/index.ts';
 
 const setup = workerData as PublishWriterSetup;
 let store: Store | undefined;
-let committer: GroupCommitter | undefined;
+let committer: Promise<GroupCommitter> | undefined;
 
-/** Built at the first publish: by then the registry has created the keys (the writer never creates one). */
-function openCommitter(opened: Store): GroupCommitter {
+/**
+ * Built at the first publish: by then the registry has created the keys (the writer never creates one) and signed the
+ * log's first checkpoint, whose origin the writer keeps (resolveLogOrigin).
+ */
+async function openCommitter(opened: Store): Promise<GroupCommitter> {
   const clock = (): Date => new Date();
-  const log = new TransparencyLog(opened, loadOrCreateLogKey(setup.keysDir, false), setup.logOrigin, clock);
+  const origin = await resolveLogOrigin(opened, setup.logOrigin, setup.origin);
+  const log = new TransparencyLog(opened, loadOrCreateLogKey(setup.keysDir, false), origin, clock);
   return new GroupCommitter({ store: opened, log, keysDir: setup.keysDir, origin: setup.origin, clock });
 }
 
@@ -24,8 +28,8 @@ await serveWorkerJobs<PublishWriterInput, CommitOutcome>(
   () => {
     store = openStore({ dataDir: setup.dataDir });
   },
-  ({ result, publisher }) => {
+  async ({ result, publisher }) => {
     committer ??= openCommitter(store!);
-    return committer.commit(result, publisher);
+    return (await committer).commit(result, publisher);
   },
 );

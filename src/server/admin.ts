@@ -3,11 +3,13 @@
 // a server on the same folder: the server looks tokens up per request, so a revocation or rotation holds at once.
 
 import { existsSync } from 'node:fs';
-import { isToolsealError, ToolsealError } from '../core/errors.ts';
+import { describeError, isToolsealError, ToolsealError } from '../core/errors.ts';
 import { hasLogKeyFile, loadOrCreateLogKey } from '../keys/key-files.ts';
 import { parseCheckpoint } from '../log/checkpoint.ts';
 import { formatVerifierString } from '../log/note.ts';
 import { type FsckReport, runFsck } from '../registry/fsck.ts';
+import { readBundleKeyList } from '../keys/bundle-key-files.ts';
+import type { BundleKeyValidity } from '../attest/index.ts';
 import {
   createPublisher,
   listPublishers as listStoredPublishers,
@@ -164,7 +166,18 @@ export async function checkRegistry(options: { dataDir: string; keysDir: string 
       const { origin } = parseCheckpoint(bodyOf(latest.note));
       verifier = formatVerifierString(origin, loadOrCreateLogKey(options.keysDir, false).publicKey);
     }
-    const report = await runFsck(store, verifier);
+    let bundleKeys: BundleKeyValidity[] | undefined;
+    let keysProblem: string | undefined;
+    try {
+      bundleKeys = readBundleKeyList(options.keysDir);
+    } catch (error) {
+      keysProblem = describeError(error);
+    }
+    const report = await runFsck(store, verifier, bundleKeys);
+    if (keysProblem !== undefined) {
+      report.problems.push({ code: 'INTEGRITY_ERROR', where: 'bundle keys', message: keysProblem });
+      report.ok = false;
+    }
     // The log against the checkpoint this registry last signed, kept beside its keys (issue 25 §1).
     const rollback = await findLogRollbackReported(store, options.keysDir, verifier);
     if (rollback) {
@@ -215,6 +228,7 @@ function reportUnreadable(dataDir: string, error: ToolsealError): FsckReport {
       logNodes: 0,
       checkpoints: 0,
       checkpointSignatures: 0,
+      bundles: 0,
       approvals: 0,
     },
     problems: [...messages].map((message) => ({ code: 'INTEGRITY_ERROR', where: 'database', message })),

@@ -166,7 +166,12 @@ async function startLockedRegistryServer(
     // The writer thread opens a SQLite store of its own: on PostgreSQL, publishes commit on the event loop.
     committer =
       workers > 0 && options.databaseUrl === undefined
-        ? startPublishWriter({ dataDir: options.dataDir, keysDir: options.keysDir, origin })
+        ? startPublishWriter({
+            dataDir: options.dataDir,
+            keysDir: options.keysDir,
+            origin,
+            ...(options.logOrigin === undefined ? {} : { logOrigin: options.logOrigin }),
+          })
         : undefined;
     // A server on a PostgreSQL server always takes part in the lease: other processes may share the database.
     const sequencing = options.sequencing === undefined ? DEFAULT_SERVER_SEQUENCING : options.sequencing;

@@ -161,6 +161,24 @@ export interface ApprovalFilter {
   limit: number;
 }
 
+/**
+ * What a version's Sigstore bundle is assembled from (issue 26, docs/sigstore.md), less what changes with the log (the
+ * inclusion proof and checkpoint are computed per answer). Written once, in the transaction that logs its leaf.
+ */
+export interface BundleRecord {
+  versionId: number;
+  /** The P-256 bundle key that signed (the DSSE keyid and the bundle's key hint). */
+  kid: string;
+  /** The DSSE envelope as JSON text, exactly as signed. */
+  envelope: string;
+  /** The index of its hashedrekord leaf (a `bundle` log entry). */
+  logIndex: number;
+  /** When the log integrated that leaf (seconds since the epoch). */
+  integratedTime: number;
+  /** The log key's inclusion promise (signed entry timestamp) for that leaf, index and time. */
+  promise: Buffer;
+}
+
 /** Atomic work, snapshots and the storage itself. */
 export interface StoreTransactions {
   /**
@@ -263,6 +281,17 @@ export interface VersionBatchStore {
   insertVersions(rows: readonly NewVersionRecord[]): Promise<VersionRecord[]>;
 }
 
+/** Sigstore bundles of versions (issue 26). */
+export interface BundleStore {
+  /** Store versions' bundle parts, in one round trip (once: a second one for the same version is refused). */
+  insertBundles(rows: readonly BundleRecord[]): Promise<void>;
+  getBundle(versionId: number): Promise<BundleRecord | undefined>;
+  /** Every version that has no bundle yet, oldest first (the backfill at start). */
+  listVersionsWithoutBundle(): Promise<VersionRecord[]>;
+  /** Every bundle, by version id (for fsck). */
+  listAllBundles(): Promise<BundleRecord[]>;
+}
+
 /** The attestation signing keys. */
 export interface KeyStore {
   /** The kid of the key without `notAfter` (the active one), if any. */
@@ -305,6 +334,7 @@ export interface Store
     ApprovalStore,
     VersionStore,
     VersionBatchStore,
+    BundleStore,
     KeyStore,
     LogStore {}
 

@@ -66,7 +66,7 @@ describe('state files', () => {
   it('a state file must hold a frontier that folds to its root', async () => {
     await publishMany(t, 's', 4);
     const state = await passingState();
-    expect(state.size).toBe(5);
+    expect(state.size).toBe(9); // a key, then an attestation and a bundle leaf per publish
     expect(state.frontier).toHaveLength(2);
     expect(parseAuditState(formatAuditState(state))).toEqual(state);
     const refuse = (text: string): string | undefined => {
@@ -81,10 +81,10 @@ describe('state files', () => {
       'BAD_REQUEST',
     );
     expect(refuse(formatAuditState({ ...state, frontier: [state.frontier[0]!] }))).toBe('BAD_REQUEST');
-    expect(refuse(formatAuditState({ ...state, size: 6 }))).toBe('BAD_REQUEST');
+    expect(refuse(formatAuditState({ ...state, size: 10 }))).toBe('BAD_REQUEST');
     expect(refuse(formatAuditState({ ...state, logKey: 'nope' }))).toBe('BAD_REQUEST');
     expect(refuse(formatAuditState({ ...state, origin: 'elsewhere' }))).toBe('BAD_REQUEST');
-    expect(refuse(formatAuditState({ ...state, checkpoint: state.checkpoint.replace('\n5\n', '\n6\n') }))).toBe(
+    expect(refuse(formatAuditState({ ...state, checkpoint: state.checkpoint.replace('\n9\n', '\n10\n') }))).toBe(
       'BAD_REQUEST',
     );
     expect(refuse(JSON.stringify({ ...state, type: 'other' }))).toBe('BAD_REQUEST');
@@ -101,9 +101,9 @@ describe('an honest registry passes', () => {
       logKey: { verifier: t.registry.log.verifierString, source: 'tofu' },
       origin: t.registry.log.origin,
       previous: null,
-      checkpoint: { size: 4 },
+      checkpoint: { size: 7 },
       consistency: 'first-audit',
-      entries: { from: 0, to: 4, checked: 4, attestation: 3, key: 1, yank: 0, malformed: 0 },
+      entries: { from: 0, to: 7, checked: 7, attestation: 3, bundle: 3, key: 1, yank: 0, malformed: 0 },
       blobs: { checked: 3 },
       problems: [],
     });
@@ -126,10 +126,10 @@ describe('an honest registry passes', () => {
     const second = await auditOnce(state);
     expect(second.report).toMatchObject({
       ok: true,
-      previous: { size: 4 },
-      checkpoint: { size: 7 },
+      previous: { size: 7 },
+      checkpoint: { size: 11 },
       consistency: 'proven',
-      entries: { from: 4, to: 7, checked: 3, attestation: 1, yank: 1, key: 1 },
+      entries: { from: 7, to: 11, checked: 4, attestation: 1, bundle: 1, yank: 1, key: 1 },
       blobs: { checked: 1 },
     });
     expect(second.nextState!.loggedKids).toEqual([retired, active]);
@@ -140,10 +140,10 @@ describe('an honest registry passes', () => {
   });
 
   it('walks full and partial entry bundles from the middle of a bundle, and reaches the same state as a fresh walk', async () => {
-    await publishMany(t, 'b', 149);
+    await publishMany(t, 'b', 75);
     const state = await passingState();
-    expect(state.size).toBe(150);
-    await publishMany(t, 'c', 450);
+    expect(state.size).toBe(151);
+    await publishMany(t, 'c', 225);
     const requested: string[] = [];
     const spy: typeof fetch = (input, init) => {
       requested.push(new URL(String(input)).pathname);
@@ -153,20 +153,20 @@ describe('an honest registry passes', () => {
     expect(report).toMatchObject({
       ok: true,
       consistency: 'proven',
-      entries: { from: 150, to: 600, checked: 450, attestation: 450 },
-      blobs: { checked: 450 },
+      entries: { from: 151, to: 601, checked: 450, attestation: 225, bundle: 225 },
+      blobs: { checked: 225 },
     });
     expect(requested.filter((path) => path.startsWith('/v1/log/tile/'))).toEqual([
       '/v1/log/tile/entries/000',
       '/v1/log/tile/entries/001',
-      '/v1/log/tile/entries/002.p/88',
+      '/v1/log/tile/entries/002.p/89',
     ]);
     expect(requested).toContain('/v1/log/proof/consistency');
     const fresh = await auditOnce();
     expect(fresh.report.ok).toBe(true);
     expect(fresh.nextState!.frontier).toEqual(nextState!.frontier);
     expect(fresh.nextState!.rootHash).toBe(nextState!.rootHash);
-    expect(nextState!.frontier).toHaveLength(frontierLength(600));
+    expect(nextState!.frontier).toHaveLength(frontierLength(601));
   });
 
   it('saves the state file only after a passing audit, atomically, and refuses to clobber a file that changed meanwhile', async () => {
@@ -179,7 +179,7 @@ describe('an honest registry passes', () => {
     await publishMany(t, 'race', 2);
     let raced = false;
     const racing: typeof fetch = async (input, init) => {
-      if (!raced && new URL(String(input)).pathname === '/v1/log/tile/entries/000.p/3') {
+      if (!raced && new URL(String(input)).pathname === '/v1/log/tile/entries/000.p/5') {
         raced = true;
         writeFileSync(file, formatAuditState({ ...saved, auditedAt: 'by someone else' }));
       }
@@ -201,8 +201,7 @@ describe('tampering is detected', () => {
     const file = join(t.dir, 'state.json');
     expect((await auditWithStateFile({ registry: t.url, stateFile: file })).ok).toBe(true);
     const before = readFileSync(file);
-    await t.registry.publish(manifestBytes('y'), t.publisher);
-    const victim = (await t.registry.store.getLogSize()) - 1;
+    const victim = (await t.registry.publish(manifestBytes('y'), t.publisher)).record.logIndex;
     const entry = (await t.registry.store.readLogEntries(victim, victim + 1))[0]!;
     const jws = JSON.parse(entry.data.toString('utf8')) as { signature: string };
     jws.signature = (jws.signature.startsWith('A') ? 'B' : 'A') + jws.signature.slice(1);
@@ -218,8 +217,9 @@ describe('tampering is detected', () => {
     expect(report.problems.find((p) => p.code === 'SIGNATURE_INVALID')!.index).toBe(victim);
     expect(report.stateWritten).toBe(false);
     expect(readFileSync(file).equals(before)).toBe(true);
-    // A fresh auditor with no state catches it the same way.
-    expect(codes((await auditOnce()).report)).toEqual(['ROOT_MISMATCH', 'SIGNATURE_INVALID']);
+    // A fresh auditor with no state catches it the same way (and, walking every leaf, finds the bundle leaf of the
+    // statement it could not verify unpaired: issue 26).
+    expect(codes((await auditOnce()).report)).toEqual(['BUNDLE_ENTRY_INVALID', 'ROOT_MISMATCH', 'SIGNATURE_INVALID']);
   });
 
   it('(a1) an old entry rewritten behind the remembered frontier is caught by any full walk', async () => {
@@ -230,11 +230,11 @@ describe('tampering is detected', () => {
     const other = (await t.registry.store.readLogEntries(2, 3))[0]!;
     sql(t).prepare('UPDATE log_entries SET data = ? WHERE idx = 1').run(other.data);
     expect(entry.data.equals(other.data)).toBe(false);
-    // The remembered frontier vouches for leaves [0, 4): nothing new to walk.
+    // The remembered frontier vouches for leaves [0, 7): nothing new to walk.
     expect((await auditOnce(state)).report.ok).toBe(true);
-    // A full walk recomputes the root from the served entries.
+    // A full walk recomputes the root from the served entries (and the rewritten statement's bundle leaf is unpaired).
     const fresh = await auditOnce(undefined, { logKey: state.logKey });
-    expect(codes(fresh.report)).toEqual(['ROOT_MISMATCH', 'SUBJECT_REBOUND']);
+    expect(codes(fresh.report)).toEqual(['BUNDLE_ENTRY_INVALID', 'ROOT_MISMATCH', 'SUBJECT_REBOUND']);
   });
 
   it('(a2) rewritten manifest bytes: the registry refuses to serve them, and a lying server is caught by the digest', async () => {
@@ -262,24 +262,25 @@ describe('tampering is detected', () => {
   });
 
   it('(b) a truncated and regrown log: rollback, then a fork at the same size, then a failing consistency proof; the state never advances', async () => {
-    await publishMany(t, 'h', 1); // size 2
-    await t.registry.publish(manifestBytes('h-1'), t.publisher); // 3
-    await t.registry.publish(manifestBytes('h-2'), t.publisher); // 4
-    await t.registry.publish(manifestBytes('h-3'), t.publisher); // 5
+    // Two leaves per publish: its attestation and its bundle.
+    await publishMany(t, 'h', 1); // size 3
+    await t.registry.publish(manifestBytes('h-1'), t.publisher); // 5
+    await t.registry.publish(manifestBytes('h-2'), t.publisher); // 7
+    await t.registry.publish(manifestBytes('h-3'), t.publisher); // 9
     const file = join(t.dir, 'state.json');
     expect((await auditWithStateFile({ registry: t.url, stateFile: file })).ok).toBe(true);
     const remembered = readFileSync(file);
-    expect(parseAuditState(remembered.toString('utf8')).size).toBe(5);
+    expect(parseAuditState(remembered.toString('utf8')).size).toBe(9);
 
-    truncateLog(t, 2);
+    truncateLog(t, 3);
     const rollback = await auditWithStateFile({ registry: t.url, stateFile: file });
-    expect(rollback).toMatchObject({ ok: false, consistency: 'refused', checkpoint: { size: 2 }, stateWritten: false });
+    expect(rollback).toMatchObject({ ok: false, consistency: 'refused', checkpoint: { size: 3 }, stateWritten: false });
     expect(codes(rollback)).toEqual(['LOG_ROLLBACK']);
     expect(readFileSync(file).equals(remembered)).toBe(true);
 
     for (const name of ['other-1', 'other-2', 'other-3']) await t.registry.publish(manifestBytes(name), t.publisher);
     const sameSize = await auditWithStateFile({ registry: t.url, stateFile: file });
-    expect(sameSize).toMatchObject({ ok: false, consistency: 'refused', checkpoint: { size: 5 } });
+    expect(sameSize).toMatchObject({ ok: false, consistency: 'refused', checkpoint: { size: 9 } });
     expect(codes(sameSize)).toEqual(['LOG_FORK']);
     expect(readFileSync(file).equals(remembered)).toBe(true);
 
@@ -288,11 +289,11 @@ describe('tampering is detected', () => {
     expect(grown).toMatchObject({
       ok: false,
       consistency: 'refused',
-      checkpoint: { size: 6 },
+      checkpoint: { size: 11 },
       entries: { checked: 0 },
     });
     expect(codes(grown)).toEqual(['LOG_FORK']);
-    expect(grown.problems[0]!.message).toMatch(/not consistent with the remembered size 5/);
+    expect(grown.problems[0]!.message).toMatch(/not consistent with the remembered size 9/);
     expect(readFileSync(file).equals(remembered)).toBe(true);
 
     // The regrown log is self-consistent: a newcomer without state sees nothing wrong (that is what state is for).
@@ -338,18 +339,20 @@ describe('keys and entry shapes', () => {
       proxyFetch(async (path, response) =>
         path === '/.well-known/jwks.json' ? Response.json(edit((await response.json()) as Jwks)) : response,
       );
-    const missing = await auditOnce(undefined, { fetch: jwksRewrite(() => ({ keys: [] })) });
-    expect(codes(missing.report)).toEqual(['KEY_ENTRY_INVALID', 'UNKNOWN_KEY']);
-    const expired = await auditOnce(undefined, {
-      fetch: jwksRewrite((jwks) => ({ keys: jwks.keys.map((key) => ({ ...key, exp: key.nbf })) })),
-    });
-    expect(codes(expired.report)).toEqual(['KEY_NOT_VALID']);
+    // Only the Ed25519 attestation keys are edited; the P-256 bundle keys (issue 26) stay as served.
+    const attestationKeys = (edit: (key: Jwks['keys'][number]) => Jwks['keys'][number] | undefined) =>
+      jwksRewrite((jwks) => ({
+        keys: jwks.keys.flatMap((key) => ((key.kty as string) === 'OKP' ? (edit(key) ?? []) : [key])),
+      }));
+    const missing = await auditOnce(undefined, { fetch: attestationKeys(() => undefined) });
+    // Unverified attestations leave their bundle leaves unpaired too.
+    expect(codes(missing.report)).toEqual(['BUNDLE_ENTRY_INVALID', 'KEY_ENTRY_INVALID', 'UNKNOWN_KEY']);
+    const expired = await auditOnce(undefined, { fetch: attestationKeys((key) => ({ ...key, exp: key.nbf })) });
+    expect(codes(expired.report)).toEqual(['BUNDLE_ENTRY_INVALID', 'KEY_NOT_VALID']);
     // Another last character (the kid is random: a fixed replacement is a no-op one time in 64).
     const otherKid = `${kid.slice(0, -1)}${kid.endsWith('A') ? 'B' : 'A'}`;
-    const renamed = await auditOnce(undefined, {
-      fetch: jwksRewrite((jwks) => ({ keys: jwks.keys.map((key) => ({ ...key, kid: otherKid })) })),
-    });
-    expect(codes(renamed.report)).toEqual(['JWKS_INVALID', 'KEY_ENTRY_INVALID', 'UNKNOWN_KEY']);
+    const renamed = await auditOnce(undefined, { fetch: attestationKeys((key) => ({ ...key, kid: otherKid })) });
+    expect(codes(renamed.report)).toEqual(['BUNDLE_ENTRY_INVALID', 'JWKS_INVALID', 'KEY_ENTRY_INVALID', 'UNKNOWN_KEY']);
   });
 
   it('an attestation signed by a key the log never introduced, and malformed key, yank and unknown entries', async () => {
@@ -400,7 +403,8 @@ describe('keys and entry shapes', () => {
     await t.registry.log.signLatestCheckpoint();
     const { report } = await auditOnce(state);
     const byIndex = report.problems.map((p) => [p.index, p.code]);
-    const base = published.record.logIndex;
+    // The publish's bundle leaf follows its attestation; the forged leaves come after it.
+    const base = published.record.logIndex + 1;
     expect(byIndex).toEqual(
       expect.arrayContaining([
         [base + 1, 'KEY_NOT_IN_LOG'],
@@ -414,7 +418,7 @@ describe('keys and entry shapes', () => {
     );
     expect(report.problems.find((p) => p.index === base + 2)!.message).toMatch(/thumbprint/);
     expect(report.problems.find((p) => p.index === base + 5)!.message).toMatch(/JCS/);
-    expect(report.entries).toMatchObject({ attestation: 2, key: 1, yank: 1, malformed: 2 });
+    expect(report.entries).toMatchObject({ attestation: 2, bundle: 1, key: 1, yank: 1, malformed: 2 });
     expect(report.ok).toBe(false);
   });
 });

@@ -71,7 +71,8 @@ describe('runMonitor', () => {
       ['yank', `${NAMESPACE}/one@1.0.0`],
     ]);
     expect(third.findings).toHaveLength(1);
-    expect(third.findings[0]).toMatch(/entry 2: publisher io\.github\.audit-test, expected io\.github\.not-us/);
+    // Entry 3: the key (0), one's attestation (1) and bundle leaf (2) come before it.
+    expect(third.findings[0]).toMatch(/entry 3: publisher io\.github\.audit-test, expected io\.github\.not-us/);
   });
 
   it('refuses a checkpoint without the witness quorum and keeps its state', async () => {

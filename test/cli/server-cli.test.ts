@@ -118,14 +118,15 @@ describe('toolseal fsck', () => {
       runCli(['fsck', '--data', env.dataDir, '--keys', env.keysDir, '--json']),
     ]);
     expect(intact.code).toBe(0);
-    expect(intact.stdout).toContain(`3 blobs, 3 versions, 4 log entries`);
+    // A key, then an attestation and a Sigstore bundle leaf per version (issue 26).
+    expect(intact.stdout).toContain(`3 blobs, 3 versions, 7 log entries`);
     expect(intact.stdout).toContain(`${checkpoints} checkpoints (${checkpoints} signatures)`);
     expect(intact.stdout.trim().endsWith('fsck: all intact')).toBe(true);
     expect(intactJson.code).toBe(0);
     expect(JSON.parse(intactJson.stdout)).toMatchObject({
       ok: true,
       problems: [],
-      checked: { blobs: 3, versions: 3, logEntries: 4, checkpointSignatures: checkpoints },
+      checked: { blobs: 3, versions: 3, logEntries: 7, checkpointSignatures: checkpoints, bundles: 3 },
     });
 
     const blob = (await env.store.getVersion('io.github.acme/widgets', '1.0.0'))!;
@@ -156,8 +157,8 @@ describe('toolseal fsck', () => {
       expect.arrayContaining([
         expect.stringMatching(new RegExp(`^PROBLEM INTEGRITY_ERROR blob ${blob.digest}: bytes hash to sha256:`)),
         expect.stringMatching(/^PROBLEM SIGNATURE_INVALID io\.github\.acme\/widgets@1\.1\.0: SIGNATURE_INVALID/),
-        'PROBLEM NOT_IN_LOG io.github.acme/widgets@1.1.0: log entry 2 is not this attestation',
-        'PROBLEM NOT_IN_LOG io.github.acme/widgets@1.2.0: log entry 3 is not this attestation',
+        `PROBLEM NOT_IN_LOG io.github.acme/widgets@1.1.0: log entry ${attested.logIndex} is not this attestation`,
+        `PROBLEM NOT_IN_LOG io.github.acme/widgets@1.2.0: log entry ${logged.logIndex} is not this attestation`,
         `PROBLEM LOG_INCONSISTENT log entry ${logged.logIndex}: stored leaf hash does not match its data`,
       ]),
     );

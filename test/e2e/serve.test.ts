@@ -62,7 +62,9 @@ describe('toolseal serve on 127.0.0.1', () => {
     const body = (await health.json()) as { status: string; activeKid: string };
     expect(body.status).toBe('ok');
     const jwks = (await (await fetch(`${server.url}/.well-known/jwks.json`)).json()) as Jwks;
-    expect(jwks.keys.map((key) => key.kid)).toEqual([body.activeKid]);
+    // The Ed25519 attestation key, then the P-256 Sigstore bundle key (issue 26).
+    expect(jwks.keys.map((key) => key.kid)).toEqual([body.activeKid, expect.any(String)]);
+    expect(jwks.keys.map((key) => key.kty as string)).toEqual(['OKP', 'EC']);
     expect(devToken).toMatch(/^tsk_/);
     expect(server.stdout()).toContain('pipeline workers: 2  writer thread: yes');
   });

@@ -2,7 +2,7 @@
 
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyAttestation, computeKid, type Jwks } from '../../src/attest/index.ts';
+import { selectUsableKeys, verifyAttestation, computeKid, type Jwks } from '../../src/attest/index.ts';
 import { runPipeline } from '../../src/pipeline/index.ts';
 import {
   bodyBytes,
@@ -218,16 +218,20 @@ describe('GET /v1/manifests/{ns}/{name}/{version}', () => {
       logSize: (await env.store.latestCheckpoint())!.size,
       activeKid: await env.registry.activeKid(),
     });
-    expect(body.logSize).toBe(2); // the first key and the one attestation
+    expect(body.logSize).toBe(3); // the first key, the one attestation and its bundle's hashedrekord
   });
 
-  it('GET /.well-known/jwks.json lists the active Ed25519 key by its RFC 7638 thumbprint, with nbf and no exp', async () => {
+  it('GET /.well-known/jwks.json lists the active Ed25519 key by its RFC 7638 thumbprint, with nbf and no exp, then the P-256 bundle key', async () => {
     const response = await env.app.request('/.well-known/jwks.json');
     expect(response.status).toBe(200);
     expect(response.headers.get('Content-Type')).toMatch(/^application\/json/);
     const jwks = (await response.json()) as Jwks;
-    expect(jwks.keys).toHaveLength(1);
-    const [key] = jwks.keys;
+    expect(jwks.keys).toHaveLength(2);
+    const [key, bundleKey] = jwks.keys;
+    // The Sigstore bundle key (issue 26): ES256, named by its RFC 7638 thumbprint, valid from nbf, not retired.
+    expect(bundleKey).toMatchObject({ kty: 'EC', crv: 'P-256', alg: 'ES256', use: 'sig' });
+    expect(Number.isInteger(bundleKey!.nbf)).toBe(true);
+    expect(bundleKey!.exp).toBeUndefined();
     expect(key).toMatchObject({
       kty: 'OKP',
       crv: 'Ed25519',
@@ -276,7 +280,7 @@ describe('HEAD and versions with build metadata', () => {
     const attestation = await bodyBytes(
       await env.app.request('/v1/manifests/io.github.acme/widgets/1.0.0%2Bbuild.1/attestation'),
     );
-    await verifyAttestation(attestation, await env.registry.jwks(), {
+    await verifyAttestation(attestation, selectUsableKeys(await env.registry.jwks()).jwks, {
       name: 'io.github.acme/widgets',
       version: '1.0.0+build.1',
       digest: digestOfBytes(canonical),
@@ -497,7 +501,7 @@ describe('listings', () => {
 describe('byte-exactness (property)', () => {
   it('for generated manifests, the served bytes are runPipeline(uploaded).canonicalBytes and every digest agrees', async () => {
     const env = await createTestEnv();
-    const jwks = await env.registry.jwks();
+    const { jwks } = selectUsableKeys(await env.registry.jwks());
     let n = 0;
     await fc.assert(
       fc.asyncProperty(

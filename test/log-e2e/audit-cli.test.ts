@@ -49,8 +49,8 @@ describe('toolseal audit (subprocess)', () => {
       registry: t.url,
       logKey: { verifier: t.registry.log.verifierString, source: 'tofu' },
       consistency: 'first-audit',
-      checkpoint: { size: 5 },
-      entries: { from: 0, to: 5, checked: 5, attestation: 4, key: 1 },
+      checkpoint: { size: 9 }, // a key, then an attestation and a bundle leaf per publish
+      entries: { from: 0, to: 9, checked: 9, attestation: 4, bundle: 4, key: 1 },
       blobs: { checked: 4 },
       problems: [],
       stateFile,
@@ -59,7 +59,7 @@ describe('toolseal audit (subprocess)', () => {
     const remembered = readFileSync(stateFile);
     expect(JSON.parse(remembered.toString('utf8'))).toMatchObject({
       type: 'toolseal.audit-state/v1',
-      size: 5,
+      size: 9,
       logKey: t.registry.log.verifierString,
     });
 
@@ -71,11 +71,11 @@ describe('toolseal audit (subprocess)', () => {
     expect(again.stdout).toMatch(/audit: ok \(state saved to /);
     const afterAgain = readFileSync(stateFile);
 
-    // The operator rewrites history: back to size 2, then regrows past the remembered size with other manifests.
-    truncateLog(t, 2);
+    // The operator rewrites history: back to size 3, then regrows past the remembered size with other manifests.
+    truncateLog(t, 3);
     for (const name of ['evil-1', 'evil-2', 'evil-3', 'evil-4'])
       expect((await publishOverHttp(t, manifestBytes(name))).status).toBe(201);
-    expect((await t.registry.latestCheckpoint())!.size).toBe(6);
+    expect((await t.registry.latestCheckpoint())!.size).toBe(11);
 
     const forked = await runCli(['audit', '--registry', t.url, '--state', stateFile, '--json']);
     expect(forked.code).toBe(1);
@@ -83,8 +83,8 @@ describe('toolseal audit (subprocess)', () => {
     expect(refused).toMatchObject({
       ok: false,
       consistency: 'refused',
-      previous: { size: 5 },
-      checkpoint: { size: 6 },
+      previous: { size: 9 },
+      checkpoint: { size: 11 },
       stateWritten: false,
     });
     expect(refused.problems.map((p) => p.code)).toEqual(['LOG_FORK']);

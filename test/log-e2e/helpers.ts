@@ -108,8 +108,12 @@ export function truncateLog(t: TestRegistry, k: number): void {
     'log_nodes_no_delete',
     'log_checkpoints_no_delete',
     'manifest_versions_no_delete',
+    'version_bundles_no_delete',
   );
   const db = sql(t);
+  db.prepare(
+    'DELETE FROM version_bundles WHERE log_index >= ? OR version_id IN (SELECT id FROM manifest_versions WHERE log_index >= ?)',
+  ).run(k, k);
   db.prepare('DELETE FROM log_entries WHERE idx >= ?').run(k);
   db.prepare('DELETE FROM log_nodes WHERE (idx + 1) * (1 << level) > ?').run(k);
   db.prepare('DELETE FROM log_checkpoints WHERE size > ?').run(k);

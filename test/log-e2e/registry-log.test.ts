@@ -183,7 +183,7 @@ describe('publish response and auditor query carry verifiable inclusion proofs',
 
 describe('proof endpoints', () => {
   it('every inclusion and consistency proof up to the latest checkpoint verifies against independently computed roots', async () => {
-    await publishMany(t, 'p', 12);
+    await publishMany(t, 'p', 6); // 1 key entry + 6 × (attestation + bundle leaf)
     const latest = verifyCheckpoint((await t.registry.latestCheckpoint())!.note, await logKey());
     const served = verifyCheckpoint(
       new TextDecoder().decode((await getBytes('/v1/log/checkpoint')).bytes),
@@ -239,12 +239,13 @@ describe('proof endpoints', () => {
 
 describe('tiles and entry bundles', () => {
   it('serves tiles equal to readTile, full and partial, and entry bundles whose leaves hash to the tree', async () => {
-    await publishMany(t, 'tile', 299); // 1 key entry + 299 attestations = 300 leaves: tile 0 full, tile 1 partial (44)
+    // 1 key entry + 150 × (attestation + bundle leaf) = 301 leaves: tile 0 full, tile 1 partial (45)
+    await publishMany(t, 'tile', 150);
     const checkpoint = verifyCheckpoint((await t.registry.latestCheckpoint())!.note, await logKey());
-    expect(checkpoint.size).toBe(300);
+    expect(checkpoint.size).toBe(301);
     const cases: [number, number, number][] = [
       [0, 0, 256],
-      [0, 1, 44],
+      [0, 1, 45],
       [1, 0, 1],
       [0, 0, 17], // a partial width of a tile that is full by now is still served
     ];
@@ -260,7 +261,7 @@ describe('tiles and entry bundles', () => {
     const entries: Uint8Array[] = [];
     for (const [index, width] of [
       [0, 256],
-      [1, 44],
+      [1, 45],
     ] as const) {
       const bundle = await getBytes(`/v1/log/${formatEntryBundlePath(index, width)}`);
       expect(bundle.status).toBe(200);
@@ -277,7 +278,7 @@ describe('tiles and entry bundles', () => {
     const top = await t.registry.log.withStoredNodes((reader) => readTile(reader, 1, 0, 1));
     expect(Buffer.from(naiveRootHash(entries.slice(0, 256))).equals(Buffer.from(top))).toBe(true);
     // Tiles that do not exist yet, or non-canonical paths.
-    expect((await getBytes(`/v1/log/${formatTilePath(0, 1, 45)}`)).status).toBe(404);
+    expect((await getBytes(`/v1/log/${formatTilePath(0, 1, 46)}`)).status).toBe(404);
     expect((await getBytes(`/v1/log/${formatTilePath(0, 1)}`)).status).toBe(404);
     expect((await getBytes(`/v1/log/${formatEntryBundlePath(1)}`)).status).toBe(404);
     expect((await getBytes('/v1/log/tile/0/000.p/256')).status).toBe(400);
@@ -291,8 +292,8 @@ describe('the checkpoint signer never signs an inconsistent tree', () => {
     await publishOverHttp(t, manifestBytes('one'));
     const before = await t.registry.store.listCheckpoints();
     const previous = before[before.length - 1]!;
-    expect(previous.size).toBe(2);
-    // Node (1, 0) covers leaves 0..1: it is the whole signed tree of size 2, and the left half of any larger one.
+    expect(previous.size).toBe(3); // the key, one's attestation and its bundle leaf
+    // Node (1, 0) covers leaves 0..1: the left half of the signed tree of size 3, and of any larger one.
     dropTriggers(t, 'log_nodes_no_update');
     sql(t).prepare('UPDATE log_nodes SET hash = ? WHERE level = 1 AND idx = 0').run(Buffer.alloc(32, 7));
     await t.registry.store.transaction(
@@ -306,11 +307,11 @@ describe('the checkpoint signer never signs an inconsistent tree', () => {
     }
     expect(refusal).toBeInstanceOf(ToolsealError);
     expect((refusal as ToolsealError).code).toBe('LOG_INCONSISTENT');
-    expect((refusal as ToolsealError).message).toMatch(/no valid consistency proof from size 2 to 3/);
+    expect((refusal as ToolsealError).message).toMatch(/no valid consistency proof from size 3 to 4/);
     expect(await t.registry.store.listCheckpoints()).toEqual(before);
     // What is served is still the last consistent checkpoint.
     const served = verifyCheckpoint(new TextDecoder().decode((await getBytes('/v1/log/checkpoint')).bytes), key);
-    expect(served.size).toBe(2);
+    expect(served.size).toBe(3);
     expect(Buffer.from(served.rootHash).equals(Buffer.from(parseCheckpoint(bodyOf(previous.note)).rootHash))).toBe(
       true,
     );
@@ -322,7 +323,7 @@ describe('the checkpoint signer never signs an inconsistent tree', () => {
   });
 
   it('refuses LOG_INCONSISTENT (not a client error) when the stored tree is smaller than the last signed checkpoint', async () => {
-    await publishMany(t, 'r', 3); // size 4, checkpoint 4
+    await publishMany(t, 'r', 3); // size 7, checkpoint 7
     const before = await t.registry.store.listCheckpoints();
     dropTriggers(t, 'log_entries_no_delete', 'log_nodes_no_delete');
     sql(t).prepare('DELETE FROM log_entries WHERE idx >= 2').run();

@@ -13,6 +13,7 @@ import {
   type TestEnv,
 } from '../helpers/registry-helpers.ts';
 import { sqliteDatabaseOf } from '../../src/store/sqlite/index.ts';
+import { readBundleKeyList } from '../../src/keys/bundle-key-files.ts';
 
 afterAll(cleanupTempDirs);
 
@@ -43,9 +44,37 @@ describe('runFsck', () => {
       checkpoints: (await env.store.listCheckpoints()).length,
       checkpointSignatures: (await env.store.listCheckpoints()).length,
       approvals: 0,
+      bundles: 5,
     });
-    // 2 keys + 5 attestations + 1 yank
-    expect(report.checked.logEntries).toBe(8);
+    // 2 keys + 5 attestations + 5 bundles + 1 yank
+    expect(report.checked.logEntries).toBe(13);
+    await env.close();
+  });
+
+  it('checks every Sigstore bundle against its leaf, statement and the bundle keys; finds a swapped envelope and a bundle pointing elsewhere', async () => {
+    const env = await populated();
+    const bundleKeys = readBundleKeyList(env.keysDir);
+    expect(bundleKeys).toHaveLength(2); // rotated with the attestation key
+    expect((await runFsck(env.store, env.registry.log.verifierString, bundleKeys)).problems).toEqual([]);
+    const db = sqliteDatabaseOf(env.store);
+    db.exec('DROP TRIGGER version_bundles_no_update');
+    const [one, two] = ['1.0.0', '2.0.0'].map((version) =>
+      db
+        .prepare(
+          "SELECT b.version_id AS id, b.envelope, b.log_index AS logIndex FROM version_bundles b JOIN manifest_versions v ON v.id = b.version_id WHERE v.name = 'io.github.acme/widgets' AND v.version = ?",
+        )
+        .get(version),
+    ) as { id: number; envelope: string; logIndex: number }[];
+    db.prepare('UPDATE version_bundles SET envelope = ? WHERE version_id = ?').run(two!.envelope, one!.id);
+    db.prepare('UPDATE version_bundles SET log_index = ? WHERE version_id = ?').run(two!.logIndex - 1, two!.id);
+    const report = await runFsck(env.store, env.registry.log.verifierString, bundleKeys);
+    expect(report.problems.map((p) => [p.code, p.where])).toEqual([
+      ['SIGNATURE_INVALID', 'io.github.acme/widgets@1.0.0 bundle'],
+      ['NOT_IN_LOG', 'io.github.acme/widgets@2.0.0 bundle'],
+    ]);
+    // Without the keys folder's list, the envelope is still checked against the statement.
+    const withoutKeys = await runFsck(env.store, env.registry.log.verifierString);
+    expect(withoutKeys.problems.map((p) => p.where)).toEqual(report.problems.map((p) => p.where));
     await env.close();
   });
 
@@ -101,6 +130,8 @@ describe('runFsck', () => {
     expect(report.problems.map((p) => [p.code, p.where])).toEqual([
       ['SIGNATURE_INVALID', 'io.github.acme/widgets@2.0.0'],
       ['NOT_IN_LOG', 'io.github.acme/widgets@2.0.0'],
+      // Its bundle carries the statement the row held before (issue 26).
+      ['SIGNATURE_INVALID', 'io.github.acme/widgets@2.0.0 bundle'],
     ]);
     expect(report.problems[0]!.message).toMatch(/^SUBJECT_MISMATCH/);
     await env.close();
@@ -127,7 +158,8 @@ describe('runFsck', () => {
     const firstBadCheckpoint = Math.min(
       ...rest.filter((p) => p.where.startsWith('checkpoint')).map((p) => Number(p.where.split(' ')[1])),
     );
-    expect(firstBadCheckpoint).toBe(index + 1);
+    // The publish's checkpoint also covers its bundle leaf (index + 1).
+    expect(firstBadCheckpoint).toBe(index + 2);
 
     // A careful forger also rewrites the leaf hash: the stored tree nodes and the signed checkpoints give it away.
     const forged = Buffer.from('{"rewritten":true}');

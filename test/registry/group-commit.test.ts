@@ -55,7 +55,8 @@ describe('GroupCommitter (the registry on one thread)', () => {
     expect(outcomeOf(results[3]!).record.id).toBe(outcomeOf(results[2]!).record.id);
     expect(await env.store.getBlob(runPipeline(other).digest)).toBeUndefined();
     expect((await env.store.listVersions('io.github.acme/widgets')).map((v) => v.version)).toEqual(['1.0.0', '1.1.0']);
-    expect(await env.store.getLogSize()).toBe(first.record.logIndex + 2);
+    // Each new version is two leaves: its attestation and its Sigstore bundle's hashedrekord (issue 26).
+    expect(await env.store.getLogSize()).toBe(first.record.logIndex + 4);
     await env.close();
   });
 
@@ -85,13 +86,14 @@ describe('GroupCommitter (the registry on one thread)', () => {
     expect(await env.store.getBlob(badDigest)).toBeUndefined();
     expect(await env.store.getVersion('io.github.acme/widgets', '2.0.1')).toBeUndefined();
     const after = snapshotDb(env.store);
-    expect(after.counts['log_entries']).toBe(before.counts['log_entries']! + 2);
+    // Two leaves per stored publish: the attestation and its bundle's hashedrekord (issue 26).
+    expect(after.counts['log_entries']).toBe(before.counts['log_entries']! + 4);
     expect(after.counts['manifest_versions']).toBe(before.counts['manifest_versions']! + 2);
     expect(after.counts['blobs']).toBe(before.counts['blobs']! + 2);
     // Every leaf is in a signed checkpoint, and the log has no gap where the failed publish was.
     expect(stored.map((o) => o.record.logIndex).sort()).toEqual([
       before.counts['log_entries']!,
-      before.counts['log_entries']! + 1,
+      before.counts['log_entries']! + 2,
     ]);
     expect((await env.store.latestCheckpoint())!.size).toBe(after.counts['log_entries']);
     await env.close();

@@ -2,7 +2,13 @@
 // use the new kid, and keys are judged by the attestation's storedAt, not by the time of verification.
 
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildPublishStatement, signStatement, verifyAttestation, type Jwks } from '../../src/attest/index.ts';
+import {
+  buildPublishStatement,
+  selectUsableKeys,
+  signStatement,
+  verifyAttestation,
+  type Jwks,
+} from '../../src/attest/index.ts';
 import { ToolsealError } from '../../src/core/errors.ts';
 import { openRegistry } from '../../src/registry/index.ts';
 import {
@@ -70,6 +76,10 @@ describe('registry.rotateSigningKey()', () => {
     expect(jwks.keys.map((key) => [key.kid, key.nbf, key.exp])).toEqual([
       [oldKid, T0 / 1000, (T0 + 11_000) / 1000],
       [result.active, (T0 + 10_000) / 1000, undefined],
+      // The Sigstore bundle key rotated with it (issue 26): the old one valid through the rotation's second, the new
+      // one from the next (windows adjoin).
+      [result.bundle.retired, T0 / 1000, (T0 + 11_000) / 1000],
+      [result.bundle.active, (T0 + 11_000) / 1000, undefined],
     ]);
     const health = (await (await env.app.request('/healthz')).json()) as { activeKid: string };
     expect(health.activeKid).toBe(result.active);
@@ -132,10 +142,10 @@ describe('registry.rotateSigningKey()', () => {
     const reopenedStore = openStore({ dataDir: env.dataDir });
     const reopened = await openRegistry({ store: reopenedStore, keysDir: env.keysDir, origin: 'http://127.0.0.1:1' });
     expect(await reopened.activeKid()).toBe(active);
-    expect((await reopened.jwks()).keys).toHaveLength(2);
+    expect(selectUsableKeys(await reopened.jwks()).jwks.keys).toHaveLength(2);
     for (const version of ['1.0.0', '1.1.0']) {
       const record = await reopened.getVersionRecord('io.github.acme/widgets', version);
-      await verifyAttestation(record.attestation, await reopened.jwks(), {
+      await verifyAttestation(record.attestation, selectUsableKeys(await reopened.jwks()).jwks, {
         name: record.name,
         version,
         digest: record.digest as `sha256:${string}`,
@@ -154,7 +164,7 @@ describe('registry.rotateSigningKey()', () => {
       time.set(T0 + i * 5_000 + 2_000);
       if (i < 2) kids.push((await env.registry.rotateSigningKey()).active);
     }
-    const jwks = await env.registry.jwks();
+    const { jwks } = selectUsableKeys(await env.registry.jwks());
     expect(jwks.keys.map((key) => key.kid)).toEqual(kids);
     expect(jwks.keys.filter((key) => key.exp === undefined).map((key) => key.kid)).toEqual([kids[2]]);
     for (let i = 0; i < 3; i++) {

@@ -135,9 +135,10 @@ describe('witness faults through a real registry server', () => {
     for (const name of ['a', 'b', 'c']) expect((await publish(manifestBytes(name))).status).toBe(201);
     expect(Date.now() - started).toBeLessThan(5_000);
 
-    // The served checkpoint of the log's size (the key entry and three publishes) carries GOOD's cosignature only.
+    // The served checkpoint of the log's size (the key entry and three publishes, each an attestation and a bundle
+    // leaf) carries GOOD's cosignature only.
     const size = ((await (await fetch(`${server.url}/healthz`)).json()) as HealthResponse).logSize;
-    expect(size).toBe(4);
+    expect(size).toBe(7);
     const note = await until(async () => {
       const text = await (await fetch(`${server.url}/v1/log/checkpoint`)).text();
       return parseCheckpoint(parseNote(text).body).size === size && (text.match(COSIGNED_BY_GOOD) ?? []).length === 1

@@ -178,6 +178,8 @@ describe('immutability triggers (raw SQL through sqliteDatabaseOf(store))', () =
       'signing_keys_immutable_columns',
       'signing_keys_no_delete',
       'signing_keys_retire_once',
+      'version_bundles_no_delete',
+      'version_bundles_no_update',
     ]);
   });
 });

@@ -8,7 +8,7 @@ import {
   type FetchVerifiedOptions,
   type VerifyFetchedInput,
 } from '../../src/verify/index.ts';
-import { computeKid, type Jwks, type JwksKey } from '../../src/attest/index.ts';
+import { computeKid, type Jwks, type JwksKey, selectUsableKeys } from '../../src/attest/index.ts';
 import { computeDigest, type Sha256Digest } from '../../src/pipeline/index.ts';
 import { formatTlogProof, formatVerifierString, parseNote, signNote } from '../../src/log/index.ts';
 import { bodyOf, type PublishOutcome } from '../../src/registry/index.ts';
@@ -63,7 +63,7 @@ afterEach(async () => {
 });
 
 async function pinned(registry: TestRegistry): Promise<FetchVerifiedOptions> {
-  return { jwks: await registry.registry.jwks(), logKey: registry.registry.log.verifierString };
+  return { jwks: selectUsableKeys(await registry.registry.jwks()).jwks, logKey: registry.registry.log.verifierString };
 }
 
 const attestationPath = (version: string): string => `/v1/manifests/io.github.acme/payments/${version}/attestation`;
@@ -108,7 +108,7 @@ describe('fetchVerified: success', () => {
     const result = await fetchVerified(fake.url, `${PAYMENTS}@1.2.0`, await pinned(real));
     expect(result.digest).toBe(payments.record.digest);
     expect(fake.requests.some((path) => path.includes('jwks') || path.includes('/log/key'))).toBe(false);
-    const keys = (await real.registry.jwks()).keys;
+    const keys = selectUsableKeys(await real.registry.jwks()).jwks.keys;
     await expect(fetchVerified(real.url, `${PAYMENTS}@1.2.0`, { pinnedKeys: keys })).resolves.toMatchObject({
       digest: payments.record.digest,
     });
@@ -169,7 +169,7 @@ describe('fetchVerified: refusals, each with its code', () => {
 
   it('an attestation by a kid the (pinned or served) JWKS does not hold is UNKNOWN_KEY', async () => {
     await rejectsWithCode(
-      fetchVerified(real.url, `${PAYMENTS}@1.2.0`, { jwks: await other.registry.jwks() }),
+      fetchVerified(real.url, `${PAYMENTS}@1.2.0`, { jwks: selectUsableKeys(await other.registry.jwks()).jwks }),
       'UNKNOWN_KEY',
     );
     // The fake registry serves another registry's JWKS.
@@ -218,7 +218,7 @@ describe('fetchVerified: refusals, each with its code', () => {
 
   it('a key whose validity window does not contain storedAt is KEY_NOT_VALID (nbf after, exp at or before)', async () => {
     const storedAtSeconds = Math.floor(Date.parse(payments.record.storedAt) / 1000);
-    const key = (await real.registry.jwks()).keys.find((k) => k.kid === payments.record.kid)!;
+    const key = selectUsableKeys(await real.registry.jwks()).jwks.keys.find((k) => k.kid === payments.record.kid)!;
     const later: JwksKey = { ...key, nbf: storedAtSeconds + 3600 };
     await rejectsWithCode(fetchVerified(real.url, `${PAYMENTS}@1.2.0`, { jwks: { keys: [later] } }), 'KEY_NOT_VALID');
     const expired: JwksKey = { ...key, nbf: storedAtSeconds - 3600, exp: storedAtSeconds };
@@ -296,7 +296,7 @@ describe('fetchVerified: refusals, each with its code', () => {
     // 1. The genuine checkpoint, but the host pins another log's key.
     await rejectsWithCode(
       fetchVerified(real.url, `${PAYMENTS}@1.2.0`, {
-        jwks: await real.registry.jwks(),
+        jwks: selectUsableKeys(await real.registry.jwks()).jwks,
         logKey: other.registry.log.verifierString,
       }),
       'NOT_IN_LOG',
@@ -326,7 +326,7 @@ describe('fetchVerified: refusals, each with its code', () => {
     // Trust on first use: with nothing pinned, a registry that controls both the note and the key is believed.
     // This is the documented limit of TOFU; the bytes and the attestation are still the genuine ones.
     await expect(
-      fetchVerified(fake.url, `${PAYMENTS}@1.2.0`, { jwks: await real.registry.jwks() }),
+      fetchVerified(fake.url, `${PAYMENTS}@1.2.0`, { jwks: selectUsableKeys(await real.registry.jwks()).jwks }),
     ).resolves.toMatchObject({
       digest: payments.record.digest,
     });
@@ -423,7 +423,7 @@ describe('fetchVerified: transport limits', () => {
 describe('verifyFetched: pure checks on in-memory inputs', () => {
   let realJwks: Jwks;
   beforeAll(async () => {
-    realJwks = await real.registry.jwks();
+    realJwks = selectUsableKeys(await real.registry.jwks()).jwks;
   });
 
   function inputs(): VerifyFetchedInput {

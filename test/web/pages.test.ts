@@ -181,10 +181,19 @@ describe('the web pages', () => {
 
   it('the log page shows the latest checkpoint and the recent entries, newest first, with links', async () => {
     await open('/ui/log');
-    // One key, five attestations and one yank.
-    expect(await page.getByTestId('checkpoint-size').textContent()).toBe('7');
+    // One key, five attestations (each with its Sigstore bundle leaf, issue 26) and one yank.
+    expect(await page.getByTestId('checkpoint-size').textContent()).toBe('12');
     const kinds = await page.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => tr.dataset['kind']));
-    expect(kinds).toEqual(['yank', 'attestation', 'attestation', 'attestation', 'attestation', 'attestation', 'key']);
+    expect(kinds.filter((kind) => kind !== 'bundle')).toEqual([
+      'yank',
+      'attestation',
+      'attestation',
+      'attestation',
+      'attestation',
+      'attestation',
+      'key',
+    ]);
+    expect(kinds.filter((kind) => kind === 'bundle')).toHaveLength(5);
     const yank = page.locator('tr[data-kind="yank"]');
     expect(await yank.textContent()).toContain(`io.github.acme/payments@1.0.1: ${YANK_REASON}`);
     await saveScreenshot(page, 'log');

@@ -66,7 +66,7 @@ describe('the verification panel', () => {
     expect(panel.verdict).toBe('passed');
     expect(panel.summary).toBe('All 6 checks passed in this browser.');
     expect(panel.checks['digest']?.reason).toMatch(/^sha256:[0-9a-f]{64} \(\d+ bytes\)$/);
-    expect(panel.checks['inclusion']?.reason).toMatch(/^leaf \d+ of 7, \d+ proof hashes$/);
+    expect(panel.checks['inclusion']?.reason).toMatch(/^leaf \d+ of 12, \d+ proof hashes$/);
     await saveScreenshot(page, 'verify-passed');
     await page.close();
   });

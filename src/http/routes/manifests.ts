@@ -5,7 +5,8 @@
 import { computeDigest } from '../../core/digest.ts';
 import { ToolsealError } from '../../core/errors.ts';
 import { formatManifestRef } from '../../protocol/manifest-ref.ts';
-import { attestationPath, versionPath } from '../../protocol/routes.ts';
+import { attestationPath, bundlePath, versionPath } from '../../protocol/routes.ts';
+import { SIGSTORE_BUNDLE_MEDIA_TYPE } from '../../attest/index.ts';
 import { JOSE_JSON_CONTENT_TYPE, type ManifestListResponse, type VersionListResponse } from '../../protocol/wire.ts';
 import type { Registry } from '../../registry/index.ts';
 import { type App, readManifestName, readQuery } from '../app-env.ts';
@@ -76,6 +77,8 @@ export function mountManifestRoutes(app: App, registry: Registry, cache: Immutab
         'cache-control': IMMUTABLE_CACHE_CONTROL,
         'content-type': JOSE_JSON_CONTENT_TYPE,
         etag: `"${digest}"`,
+        // The same statement as a Sigstore bundle (issue 26).
+        link: `<${bundlePath(name, version)}>; rel="bundle"; type="${SIGSTORE_BUNDLE_MEDIA_TYPE}"`,
       });
     }
     cache.remember(readRawTarget(c.env), key);

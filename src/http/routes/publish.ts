@@ -1,12 +1,13 @@
 // POST /v1/manifests: authenticate (RFC 6750 §2.1) before a byte of the body is read, publish, answer 201 Created
 // (or 200 for the same bytes again) with Location (RFC 9110 §10.2.2) and the PublishResponse body, whose checkpoint
 // carries the witnesses' cosignatures already received for it (issue 25 §2; a fresh checkpoint usually has none yet:
-// publishing never waits for a witness).
+// publishing never waits for a witness). A Link names the version's Sigstore bundle (issue 26).
 
 import { readBearerToken } from '../auth.ts';
 import { readBodyWithin } from '../body.ts';
 import { formatInclusionProofDto, formatTlogProofText } from '../inclusion-proof.ts';
-import { versionPath } from '../../protocol/routes.ts';
+import { bundlePath, versionPath } from '../../protocol/routes.ts';
+import { SIGSTORE_BUNDLE_MEDIA_TYPE } from '../../attest/index.ts';
 import { JSON_CONTENT_TYPE, type PublishResponse } from '../../protocol/wire.ts';
 import type { PublishOutcome, Registry, TrustedPublishing } from '../../registry/index.ts';
 import type { App, CheckpointDecorator } from '../app-env.ts';
@@ -34,6 +35,10 @@ export function mountPublishRoutes(
       const bytes = await readBodyWithin(c, maxBodyBytes, 'manifest body');
       const outcome = await registry.publish(bytes, c.get('authoriser') ?? c.get('publisher'));
       c.header('Location', versionPath(outcome.record.name, outcome.record.version));
+      c.header(
+        'Link',
+        `<${bundlePath(outcome.record.name, outcome.record.version)}>; rel="bundle"; type="${SIGSTORE_BUNDLE_MEDIA_TYPE}"`,
+      );
       return c.body(formatPublishBody(outcome, cosign), outcome.created ? 201 : 200, {
         'Content-Type': JSON_CONTENT_TYPE,
       });

@@ -18,6 +18,7 @@ import type {
   ApprovalFilter,
   ApprovalRecord,
   BlobRecord,
+  BundleRecord,
   CheckpointRecord,
   CosignatureRecord,
   NewVersionRecord,
@@ -113,6 +114,8 @@ const VERSION =
   'yank_log_index AS "yankLogIndex" FROM manifest_versions';
 const SIGNING_KEY =
   'kid, public_jwk AS "publicJwk", not_before AS "notBefore", not_after AS "notAfter", log_index AS "logIndex" FROM signing_keys';
+const BUNDLE =
+  'version_id AS "versionId", kid, envelope, log_index AS "logIndex", integrated_time AS "integratedTime", promise FROM version_bundles';
 const CHECKPOINT = 'size, root_hash AS "rootHash", note, created_at AS "createdAt" FROM log_checkpoints';
 const ENTRY = 'idx AS index, kind, data, leaf_hash AS "leafHash" FROM log_entries';
 /** Byte order, as SQLite compares text (the database's collation may not be). */
@@ -654,6 +657,41 @@ export class PostgresStore implements Store, SequencingStore {
 
   async listAllBlobs(): Promise<BlobRecord[]> {
     return (await this.q(`SELECT digest, bytes, size FROM blobs ORDER BY digest ${C}`)) as unknown as BlobRecord[];
+  }
+
+  // ── Sigstore bundles ────────────────────────────────────────────────────
+
+  async insertBundles(rows: readonly BundleRecord[]): Promise<void> {
+    if (rows.length === 0) return;
+    const column = <K extends keyof BundleRecord>(key: K) => rows.map((row) => row[key]);
+    await this.write(() =>
+      this.q(
+        'INSERT INTO version_bundles (version_id, kid, envelope, log_index, integrated_time, promise) ' +
+          'SELECT * FROM unnest($1::integer[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bytea[])',
+        [
+          column('versionId'),
+          column('kid'),
+          column('envelope'),
+          column('logIndex'),
+          column('integratedTime'),
+          column('promise'),
+        ],
+      ),
+    );
+  }
+
+  async getBundle(versionId: number): Promise<BundleRecord | undefined> {
+    return (await this.one(`SELECT ${BUNDLE} WHERE version_id = $1`, [versionId])) as BundleRecord | undefined;
+  }
+
+  async listVersionsWithoutBundle(): Promise<VersionRecord[]> {
+    return (await this.q(
+      `SELECT ${VERSION} WHERE NOT EXISTS (SELECT 1 FROM version_bundles b WHERE b.version_id = manifest_versions.id) ORDER BY id`,
+    )) as unknown as VersionRecord[];
+  }
+
+  async listAllBundles(): Promise<BundleRecord[]> {
+    return (await this.q(`SELECT ${BUNDLE} ORDER BY version_id`)) as unknown as BundleRecord[];
   }
 
   // ── signing keys ────────────────────────────────────────────────────────

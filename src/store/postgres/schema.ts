@@ -92,7 +92,7 @@ export const logEntries = pgTable('log_entries', {
   index: counter('idx').primaryKey(),
   /** The entry formats are src/log/entries.ts's (no check here, as in SQLite: the kinds grow with the log). */
   kind: text('kind', {
-    enum: ['attestation', 'yank', 'key', 'approval-decision', 'approval-consumption'],
+    enum: ['attestation', 'yank', 'key', 'approval-decision', 'approval-consumption', 'bundle'],
   }).notNull(),
   data: bytea('data').notNull(),
   leafHash: bytea('leaf_hash').notNull(),
@@ -253,4 +253,16 @@ export const namespaceVerifications = pgTable('namespace_verifications', {
   unverified: integer('unverified').notNull(),
   domain: text('domain'),
   provenAt: text('proven_at'),
+});
+
+/** The Sigstore bundle of a version (issue 26): as src/store/sqlite/schema.ts's version_bundles. */
+export const versionBundles = pgTable('version_bundles', {
+  versionId: integer('version_id')
+    .primaryKey()
+    .references(() => manifestVersions.id),
+  kid: text('kid').notNull(),
+  envelope: text('envelope').notNull(),
+  logIndex: counter('log_index').notNull().unique(),
+  integratedTime: counter('integrated_time').notNull(),
+  promise: bytea('promise').notNull(),
 });

@@ -73,7 +73,7 @@ export const signingKeys = sqliteTable('signing_keys', {
 export const logEntries = sqliteTable('log_entries', {
   index: integer('idx').primaryKey(),
   kind: text('kind', {
-    enum: ['attestation', 'yank', 'key', 'approval-decision', 'approval-consumption'],
+    enum: ['attestation', 'yank', 'key', 'approval-decision', 'approval-consumption', 'bundle'],
   }).notNull(),
   data: blob('data', { mode: 'buffer' }).notNull(),
   leafHash: blob('leaf_hash', { mode: 'buffer' }).notNull(),
@@ -203,4 +203,20 @@ export const namespaceVerifications = sqliteTable('namespace_verifications', {
   unverified: integer('unverified').notNull(),
   domain: text('domain'),
   provenAt: text('proven_at'),
+});
+
+/**
+ * The Sigstore bundle of a version (issue 26, docs/sigstore.md): its DSSE envelope (JSON, as signed), the bundle key's
+ * kid, the index of its hashedrekord leaf in the log, when the log integrated it and the log's inclusion promise.
+ * The proof and checkpoint are not stored: each answer takes the current ones. One per version, never changed.
+ */
+export const versionBundles = sqliteTable('version_bundles', {
+  versionId: integer('version_id')
+    .primaryKey()
+    .references(() => manifestVersions.id),
+  kid: text('kid').notNull(),
+  envelope: text('envelope').notNull(),
+  logIndex: integer('log_index').notNull().unique(),
+  integratedTime: integer('integrated_time').notNull(),
+  promise: blob('promise', { mode: 'buffer' }).notNull(),
 });

@@ -281,6 +281,24 @@ export class SqliteStore implements Store {
     return this.gate.call(() => this.tables.listAllBlobs(...args));
   }
 
+  insertBundles(...args: Parameters<Sync['insertBundles']>): Promise<ReturnType<Sync['insertBundles']>> {
+    return this.gate.call(() => this.tables.insertBundles(...args));
+  }
+
+  getBundle(...args: Parameters<Sync['getBundle']>): Promise<ReturnType<Sync['getBundle']>> {
+    return this.gate.call(() => this.tables.getBundle(...args));
+  }
+
+  listVersionsWithoutBundle(
+    ...args: Parameters<Sync['listVersionsWithoutBundle']>
+  ): Promise<ReturnType<Sync['listVersionsWithoutBundle']>> {
+    return this.gate.call(() => this.tables.listVersionsWithoutBundle(...args));
+  }
+
+  listAllBundles(...args: Parameters<Sync['listAllBundles']>): Promise<ReturnType<Sync['listAllBundles']>> {
+    return this.gate.call(() => this.tables.listAllBundles(...args));
+  }
+
   activeSigningKid(...args: Parameters<Sync['activeSigningKid']>): Promise<ReturnType<Sync['activeSigningKid']>> {
     return this.gate.call(() => this.tables.activeSigningKid(...args));
   }

@@ -16,6 +16,7 @@ import {
   principals,
   publishers,
   signingKeys,
+  versionBundles,
 } from './schema.ts';
 import type * as schema from './schema.ts';
 import type {
@@ -23,6 +24,7 @@ import type {
   ApprovalFilter,
   ApprovalRecord,
   BlobRecord,
+  BundleRecord,
   CheckpointRecord,
   CosignatureRecord,
   LogEntryRecord,
@@ -347,6 +349,35 @@ export class SqliteTables implements SynchronousStore {
   /** Every blob, in digest order (for fsck). */
   listAllBlobs(): BlobRecord[] {
     return this.db.select().from(blobs).orderBy(asc(blobs.digest)).all();
+  }
+
+  // ── Sigstore bundles ────────────────────────────────────────────────────
+
+  insertBundles(rows: readonly BundleRecord[]): void {
+    if (rows.length > 0)
+      this.db
+        .insert(versionBundles)
+        .values([...rows])
+        .run();
+  }
+
+  getBundle(versionId: number): BundleRecord | undefined {
+    return this.db.select().from(versionBundles).where(eq(versionBundles.versionId, versionId)).get();
+  }
+
+  listVersionsWithoutBundle(): VersionRecord[] {
+    return this.db
+      .select({ version: manifestVersions })
+      .from(manifestVersions)
+      .leftJoin(versionBundles, eq(versionBundles.versionId, manifestVersions.id))
+      .where(sql`${versionBundles.versionId} IS NULL`)
+      .orderBy(asc(manifestVersions.id))
+      .all()
+      .map((row) => row.version as VersionRecord);
+  }
+
+  listAllBundles(): BundleRecord[] {
+    return this.db.select().from(versionBundles).orderBy(asc(versionBundles.versionId)).all();
   }
 
   // ── signing keys ────────────────────────────────────────────────────────
