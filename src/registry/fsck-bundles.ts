@@ -8,10 +8,14 @@ import { decodeBase64Strict, equalBytes } from '../core/bytes.ts';
 import { describeError } from '../core/errors.ts';
 import { checkBundleLeaf } from '../log/bundle-leaf.ts';
 import type { BundleRecord, LogEntryRecord, VersionRecord } from '../store/index.ts';
-import type { FsckProblem } from './fsck.ts';
 import { readAttestedStatement } from './sigstore-bundles.ts';
 
-type Report = (code: FsckProblem['code'], where: string, message: string) => void;
+/** Where a problem is reported (fsck.ts's report: the codes are a subset of FsckProblem's). */
+export type BundleProblemSink = (
+  code: 'INTEGRITY_ERROR' | 'SIGNATURE_INVALID' | 'NOT_IN_LOG',
+  where: string,
+  message: string,
+) => void;
 
 /**
  * Check every bundle; `bundleKeys` (the keys folder's list) enables the key and signature checks, without it only
@@ -20,7 +24,7 @@ type Report = (code: FsckProblem['code'], where: string, message: string) => voi
 export function checkBundles(
   rows: { bundles: BundleRecord[]; versions: VersionRecord[]; entries: LogEntryRecord[] },
   bundleKeys: readonly BundleKeyValidity[] | undefined,
-  report: Report,
+  report: BundleProblemSink,
 ): number {
   const versions = new Map(rows.versions.map((version) => [version.id, version]));
   const jwks = bundleKeys === undefined ? undefined : buildBundleJwksKeys(bundleKeys);

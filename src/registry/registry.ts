@@ -239,8 +239,10 @@ export class Registry {
     try {
       // The active key must load (a missing private file is an error here, not at the first publish).
       if (!(await loadActiveSigningKey(this.keyDeps))) await this.generateFirstSigningKey();
-      loadOrCreateBundleKeys(this.keysDir, Math.floor(this.clock().getTime() / 1000));
+      // Only the process that signs (the one, or the sequencer) creates the first bundle key: processes starting
+      // together on one keys folder would otherwise each write a key list of their own. Followers never sign bundles.
       if (this.sequencer === undefined || this.sequencer.isSequencer()) {
+        loadOrCreateBundleKeys(this.keysDir, Math.floor(this.clock().getTime() / 1000));
         if (await backfillBundles(this.bundleDeps, this.clock)) await this.log.recordLatestCheckpoint();
       }
     } catch (error) {

@@ -21,7 +21,12 @@ import {
 } from '../attest/index.ts';
 import { decodeBase64Strict, equalBytes } from '../core/bytes.ts';
 import { ToolsealError } from '../core/errors.ts';
-import { loadBundleSigningKey, readBundleKeyList, rotateBundleKey } from '../keys/bundle-key-files.ts';
+import {
+  loadBundleSigningKey,
+  loadOrCreateBundleKeys,
+  readBundleKeyList,
+  rotateBundleKey,
+} from '../keys/bundle-key-files.ts';
 import { checkBundleLeaf } from '../log/bundle-leaf.ts';
 import type { BundleStore, KeyStore, LogStore, StoreTransactions, VersionRecord } from '../store/index.ts';
 import type { TransparencyLog } from './transparency-log.ts';
@@ -39,7 +44,8 @@ export interface PendingBundle {
 /**
  * The bundle key to sign at a given second with, from the keys folder: the one whose window holds it, so `keys rotate`
  * (maybe by another process) is picked up at once, and a publish in the second a rotation retired a key at (its window
- * ends at the next second) is still signed by that key. Private keys are loaded once per kid.
+ * ends at the next second) is still signed by that key. Private keys are loaded once per kid. Only the process that
+ * signs calls it, so only that one ever creates the first key.
  */
 export class BundleKeySource {
   private readonly loaded = new Map<string, BundleSigningKey>();
@@ -47,10 +53,8 @@ export class BundleKeySource {
   constructor(private readonly keysDir: string) {}
 
   keyAt(at: number): BundleSigningKey {
-    const keys = readBundleKeyList(this.keysDir);
-    if (keys === undefined) {
-      throw new ToolsealError('INTERNAL', 'the keys folder has no bundle keys (the registry creates them at start)');
-    }
+    // None yet: this process signs now (a sequencer that started as a follower), so it creates the first one.
+    const keys = readBundleKeyList(this.keysDir) ?? loadOrCreateBundleKeys(this.keysDir, at).keys;
     const window =
       keys.find((key) => key.notBefore <= at && (key.notAfter === null || at < key.notAfter)) ??
       (keys[keys.length - 1] as BundleKeyValidity);

@@ -24,7 +24,7 @@ export interface AttestationClaims {
 
 export interface LogRow {
   index: number;
-  kind: 'attestation' | 'yank' | 'key' | 'approval-decision' | 'approval-consumption' | 'unreadable';
+  kind: 'attestation' | 'yank' | 'key' | 'approval-decision' | 'approval-consumption' | 'bundle' | 'unreadable';
   subject: string;
   time: string | undefined;
   link: { href: string; label: string } | undefined;
@@ -115,6 +115,16 @@ export function describeLogEntry(index: number, data: Uint8Array): LogRow {
   if (parsed.kind === 'approval-consumption') {
     const { approval, consumedAt } = parsed.entry;
     return { index, kind: parsed.kind, subject: `${approval}: consumed`, time: consumedAt, link: undefined };
+  }
+  if (parsed.kind === 'bundle') {
+    // A Sigstore bundle's hashedrekord (issue 26): it names a digest and a key, not a version.
+    return {
+      index,
+      kind: 'bundle',
+      subject: 'Sigstore bundle signature (hashedrekord)',
+      time: undefined,
+      link: undefined,
+    };
   }
   const claims = readAttestationClaims(data);
   const subject = claims.subject ?? '(no subject)';

@@ -167,7 +167,7 @@ describe('witness faults through a real registry server', () => {
     expect(byName.get('E500')?.lastError).toBe('answered HTTP 500');
     expect(byName.get('JUNK')?.lastError).toBe('answered 200 with a body that is not cosignature lines');
     expect(byName.get('BIG')?.lastError).toBe(
-      "claims size 1000000, larger than the log's 4 (another log under our origin?)",
+      "claims size 1000000, larger than the log's 7 (another log under our origin?)",
     );
     expect(byName.get('WRONGKEY')?.lastError).toBe(
       'no cosignature in its answer verifies for this checkpoint and its key',

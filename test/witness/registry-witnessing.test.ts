@@ -72,11 +72,12 @@ describe('registry, two witnesses and a 2-of-3 host', () => {
     try {
       let checkpoint = await text(ROUTES.logCheckpoint);
       submitter.submit(checkpoint);
-      await until(() => saved.get('W1') === 2 && saved.get('W2') === 2, 'both witnesses cosign size 2');
+      // A key, then an attestation and a Sigstore bundle leaf per publish (issue 26).
+      await until(() => saved.get('W1') === 3 && saved.get('W2') === 3, 'both witnesses cosign size 3');
       expect((await publishOverHttp(t, manifestBytes('two'))).status).toBe(201);
       checkpoint = await text(ROUTES.logCheckpoint);
       submitter.submit(checkpoint);
-      await until(() => saved.get('W1') === 3 && saved.get('W2') === 3, 'both witnesses cosign size 3 (with a proof)');
+      await until(() => saved.get('W1') === 5 && saved.get('W2') === 5, 'both witnesses cosign size 5 (with a proof)');
       expect(submitter.status().find((s) => s.witness === 'W3')?.lastError).toMatch(/request failed/);
 
       // The host: what the registry serves today (no cosignatures) fails the policy; the merged checkpoint passes.
@@ -85,18 +86,18 @@ describe('registry, two witnesses and a 2-of-3 host', () => {
         code: 'WITNESS_QUORUM',
       });
       const plain = await fetchVerified(t.url, ref, { logKey });
-      const { hashes } = JSON.parse(await text(inclusionProofPath(plain.logIndex, 3))) as { hashes: string[] };
+      const { hashes } = JSON.parse(await text(inclusionProofPath(plain.logIndex, 5))) as { hashes: string[] };
       const jwks = JSON.parse(await text(ROUTES.jwks));
       const verified = verifyFetched({
         bytes: plain.bytes,
         attestation: plain.attestation,
-        inclusion: { index: plain.logIndex, size: 3, hashes, checkpoint: submitter.withCosignatures(checkpoint) },
+        inclusion: { index: plain.logIndex, size: 5, hashes, checkpoint: submitter.withCosignatures(checkpoint) },
         jwks,
         logKey,
         witnessPolicy,
         nowSeconds: Date.now() / 1000 + 60,
       });
-      expect(verified.checkpoint.size).toBe(3);
+      expect(verified.checkpoint.size).toBe(5);
     } finally {
       submitter.close();
     }
