@@ -35,6 +35,8 @@ export interface EvidenceUrls {
   attestationUrl: string;
   /** Everything needed offline: attestation, inclusion proof and tlog-proof text (GET /v1/attestations/{digest}). */
   bundleUrl: string;
+  /** The version's Sigstore bundle v0.3 (GET …/{version}/bundle), for @sigstore/verify and cosign (issue 26). */
+  sigstoreBundleUrl?: string;
   /** The C2SP tlog-proof text on its own, when the registry serves it at its own URL. */
   tlogProofUrl?: string;
 }
@@ -52,6 +54,7 @@ export interface ToolsealMeta {
   yankReason?: string;
   attestationUrl: string;
   bundleUrl: string;
+  sigstoreBundleUrl?: string;
   tlogProofUrl?: string;
   /** Index of the attestation's leaf in the transparency log. */
   logIndex: number;
@@ -108,6 +111,9 @@ export function formatServerResponse(version: StoredServerVersion): OfficialServ
     ...(yanked ? { yankReason: version.yankReason ?? '' } : {}),
     attestationUrl: version.evidence.attestationUrl,
     bundleUrl: version.evidence.bundleUrl,
+    ...(version.evidence.sigstoreBundleUrl === undefined
+      ? {}
+      : { sigstoreBundleUrl: version.evidence.sigstoreBundleUrl }),
     ...(version.evidence.tlogProofUrl === undefined ? {} : { tlogProofUrl: version.evidence.tlogProofUrl }),
     logIndex: version.logIndex,
     ...(version.provenance === undefined ? {} : { provenance: version.provenance }),

@@ -215,6 +215,15 @@ describe('GET /v0.1/servers/{serverName}/versions[/{version}]', () => {
         expect(ours['digest']).toBe(digest);
         expect(ours['bundleUrl']).toBe(`http://127.0.0.1:8787/v1/attestations/${digest}`);
         expect(ours['attestationUrl']).toBe(`http://127.0.0.1:8787/v1/manifests/${name}/${version}/attestation`);
+        // The Sigstore bundle (issue 26) is linked too, and answers on this registry.
+        const sigstoreBundleUrl = `http://127.0.0.1:8787/v1/manifests/${name}/${version}/bundle`;
+        expect(ours['sigstoreBundleUrl']).toBe(sigstoreBundleUrl);
+        const bundle = await env.app.request(new URL(sigstoreBundleUrl).pathname);
+        expect(bundle.status).toBe(200);
+        expect(bundle.headers.get('Content-Type')).toBe('application/vnd.dev.sigstore.bundle.v0.3+json');
+        expect(JSON.parse(await bundle.text())).toMatchObject({
+          mediaType: 'application/vnd.dev.sigstore.bundle.v0.3+json',
+        });
       }
     }
     const yanked = (await getJson(env, officialVersionPath(WEATHER, '3.0.0'))) as ServerList['servers'][number];

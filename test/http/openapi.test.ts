@@ -19,6 +19,7 @@ import {
   approvalPath,
   attestationPath,
   blobPath,
+  bundlePath,
   attestationsByDigestPath,
   consistencyProofPath,
   inclusionProofPath,
@@ -273,6 +274,10 @@ describe("a registry's answers match the document", () => {
     await call('GET', blobPath(`sha256:${'0'.repeat(64)}`), { status: 404 });
     await call('GET', attestationsByDigestPath(digest), { status: 200 });
     await call('GET', attestationsByDigestPath(`sha256:${'0'.repeat(64)}`), { status: 404 });
+    // The Sigstore bundle and the trusted root (issue 26).
+    await call('GET', bundlePath(widgets, '1.0.0'), { status: 200 });
+    await call('GET', bundlePath(widgets, '9.9.9'), { status: 404 });
+    await call('GET', '/v1/sigstore/trusted-root.json', { status: 200 });
   });
 
   it('the log: checkpoint, key, tiles and proofs', async () => {
@@ -349,7 +354,14 @@ describe("a registry's answers match the document", () => {
     const refused = new Set(
       [...seen].filter((key) => Number(key.split(' ')[1]) >= 400).map((key) => key.split(' ')[0]),
     );
-    const quiet = ['getHealth', 'getJwks', 'getOpenApiDocument', 'getCheckpoint', 'getLogKey'];
+    const quiet = [
+      'getHealth',
+      'getJwks',
+      'getOpenApiDocument',
+      'getCheckpoint',
+      'getLogKey',
+      'getSigstoreTrustedRoot',
+    ];
     for (const operation of Object.values(OPERATIONS)) {
       if (quiet.includes(operation.operationId)) continue;
       expect(refused.has(operation.operationId), `a refusal of ${operation.operationId}`).toBe(true);

@@ -18,7 +18,7 @@ import {
   formatServerResponse,
   type OfficialServerResponse,
 } from '../../protocol/official-registry.ts';
-import { attestationPath, attestationsByDigestPath } from '../../protocol/routes.ts';
+import { attestationPath, attestationsByDigestPath, bundlePath } from '../../protocol/routes.ts';
 import type { Registry, ServerCursor, ServerVersionEntry } from '../../registry/index.ts';
 import type { Sha256Digest } from '../../core/digest.ts';
 import { type App, type AppContext, readQuery } from '../app-env.ts';
@@ -111,6 +111,7 @@ function composeResponse(registry: Registry, entry: ServerVersionEntry): Officia
     evidence: {
       attestationUrl: `${registry.origin}${attestationPath(record.name, record.version)}`,
       bundleUrl: `${registry.origin}${attestationsByDigestPath(record.digest)}`,
+      sigstoreBundleUrl: `${registry.origin}${bundlePath(record.name, record.version)}`,
     },
   });
   if (response === undefined) throw new ToolsealError('INTERNAL', 'a listed server version has no server member');
