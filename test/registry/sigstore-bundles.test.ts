@@ -35,7 +35,7 @@ describe('bundles of versions published before bundles existed', () => {
       const entries = await store.readLogEntries(0, await store.getLogSize());
       // Two new bundle leaves after the old ones, which are unchanged, under a new signed checkpoint.
       expect(entries).toHaveLength(entriesBefore.length + 2);
-      entriesBefore.forEach((entry, i) => expect(entries[i]!.data.equals(entry.data)).toBe(true));
+      for (const [i, entry] of entriesBefore.entries()) expect(entries[i]!.data.equals(entry.data)).toBe(true);
       expect(entries.slice(-2).map((entry) => entry.kind)).toEqual(['bundle', 'bundle']);
       expect((await store.latestCheckpoint())!.size).toBe(entries.length);
       for (const version of ['1.0.0', '1.1.0']) {
