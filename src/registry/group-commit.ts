@@ -4,7 +4,13 @@
 
 import { ToolsealError } from '../core/errors.ts';
 import { PIPELINE_POLICY_VERSION, type Sha256Digest } from '../pipeline/index.ts';
-import { buildPublishStatement, serializeStatementJcs, signStatement, type SigningKey } from '../attest/index.ts';
+import {
+  type BundleSigningKey,
+  buildPublishStatement,
+  serializeStatementJcs,
+  signStatement,
+  type SigningKey,
+} from '../attest/index.ts';
 import type { PublisherRecord, Store, VersionRecord } from '../store/index.ts';
 import type { PipelineOutput } from './pipeline-runner.ts';
 import { assertPublisherCurrent } from './publishers.ts';
@@ -282,9 +288,16 @@ export class GroupCommitter implements PublishCommitter {
         logIndex: logIndexes[offset]!,
       })),
     );
+    // The bundle key of each second the batch spans, looked up once (it reads the key list file).
+    const keyOfSecond = new Map<number, BundleSigningKey>();
     const bundles: PendingBundle[] = signed.map(({ storedAt, statement }, offset) => {
       const integratedTime = seconds(new Date(storedAt));
-      return signPendingBundle(records[offset]!.id, statement, this.bundleKeys.keyAt(integratedTime), integratedTime);
+      let bundleKey = keyOfSecond.get(integratedTime);
+      if (bundleKey === undefined) {
+        bundleKey = this.bundleKeys.keyAt(integratedTime);
+        keyOfSecond.set(integratedTime, bundleKey);
+      }
+      return signPendingBundle(records[offset]!.id, statement, bundleKey, integratedTime);
     });
     await logPendingBundles(store, log, bundles);
     return signed.map(({ item }, offset) => ({ item, stored: { created: true, record: records[offset]! } }));
