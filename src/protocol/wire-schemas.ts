@@ -131,6 +131,7 @@ export const bindingsResponseSchema = z.object({
       attestation: jsonObject,
       inclusionProof: inclusionProofDto,
       tlogProof: z.string(),
+      bundle: z.string(),
     }),
   ),
 });

@@ -97,6 +97,8 @@ export interface BindingDto {
   attestation: JsonObject;
   inclusionProof: InclusionProofDto;
   tlogProof: string;
+  /** The path of the version's Sigstore bundle on this registry (GET …/{version}/bundle; issue 26). */
+  bundle: string;
 }
 
 export interface BindingsResponse {

@@ -5,7 +5,7 @@
 import type { FC } from 'hono/jsx';
 import type { WitnessKeyView } from '../http/app-env.ts';
 import type { Manifest, ManifestServer } from '../pipeline/index.ts';
-import { attestationPath, versionPath } from '../protocol/routes.ts';
+import { attestationPath, bundlePath, versionPath } from '../protocol/routes.ts';
 import type { Registry, VersionRecord } from '../registry/index.ts';
 import { Layout, StatusBadge, Time } from './layout.tsx';
 import { type AttestationClaims, readAttestationClaims, readManifest } from './page-data.ts';
@@ -197,7 +197,8 @@ const AttestationFacts: FC<{ view: VersionView }> = ({ view }) => {
         <dt>Raw</dt>
         <dd>
           <a href={versionPath(record.name, record.version)}>bytes</a>,{' '}
-          <a href={attestationPath(record.name, record.version)}>attestation</a>
+          <a href={attestationPath(record.name, record.version)}>attestation</a>,{' '}
+          <a href={bundlePath(record.name, record.version)}>Sigstore bundle</a>
         </dd>
       </dl>
     </section>

@@ -353,6 +353,11 @@ describe('GET /v1/attestations/sha256:{hex} (auditor query)', () => {
     expect(body.bindings[0]!['yankReason']).toBeUndefined();
     expect(typeof body.bindings[0]!['tlogProof']).toBe('string');
     expect((body.bindings[0]!['inclusionProof'] as { index: number }).index).toBe(row.logIndex);
+    // The version's Sigstore bundle (issue 26), by its path on this registry.
+    expect(body.bindings[0]!['bundle']).toBe('/v1/manifests/io.github.acme/widgets/1.0.0/bundle');
+    const bundle = await env.app.request(body.bindings[0]!['bundle'] as string);
+    expect(bundle.status).toBe(200);
+    expect(bundle.headers.get('Content-Type')).toBe('application/vnd.dev.sigstore.bundle.v0.3+json');
     await env.close();
   });
 

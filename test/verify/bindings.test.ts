@@ -22,6 +22,7 @@ function dto(name: string, version: string): BindingDto {
     attestation: jws,
     inclusionProof: proof,
     tlogProof: '',
+    bundle: `/v1/manifests/${name}/${version}/bundle`,
   };
 }
 

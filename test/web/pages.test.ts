@@ -109,6 +109,12 @@ describe('the web pages', () => {
 
   it('a version page lists every tool with what it may touch in words, schemas folded until opened', async () => {
     await open('/ui/manifests/io.github.acme/payments/1.1.0');
+    // The raw evidence links: the bytes, the attestation and the Sigstore bundle (issue 26), each answering 200.
+    const bundleLink = page.locator('a', { hasText: 'Sigstore bundle' });
+    expect(await bundleLink.getAttribute('href')).toBe('/v1/manifests/io.github.acme/payments/1.1.0/bundle');
+    expect((await page.request.get(`${registry.url}/v1/manifests/io.github.acme/payments/1.1.0/bundle`)).status()).toBe(
+      200,
+    );
     const tools = page.locator('article.tool');
     expect(await tools.locator('.tool-name').allInnerTexts()).toEqual([
       'create_payment',

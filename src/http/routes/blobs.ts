@@ -3,7 +3,7 @@
 // GET /v1/attestations/{digest} (every name@version bound to those bytes, each with its RFC 9162 inclusion proof).
 
 import type { JsonObject } from '../../core/json.ts';
-import { attestationsByDigestPath } from '../../protocol/routes.ts';
+import { attestationsByDigestPath, bundlePath } from '../../protocol/routes.ts';
 import { type BindingDto, type BindingsResponse, JSON_CONTENT_TYPE } from '../../protocol/wire.ts';
 import { ToolsealError } from '../../core/errors.ts';
 import type { CheckpointRecord } from '../../store/index.ts';
@@ -68,5 +68,6 @@ async function formatBindingDto(
     attestation: JSON.parse(Buffer.from(binding.attestation).toString('utf8')) as JsonObject,
     inclusionProof: formatInclusionProofDto(inclusion),
     tlogProof: formatTlogProofText(inclusion),
+    bundle: bundlePath(binding.name, binding.version),
   };
 }
