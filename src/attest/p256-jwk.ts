@@ -98,8 +98,16 @@ export function importBundlePublicJwk(jwk: unknown): KeyObject | string {
 
 /** The DER SubjectPublicKeyInfo (RFC 5480 §2) of a public key: `rawBytes` of a Sigstore PublicKey, PEM for cosign. */
 export function exportSpkiDer(publicKey: KeyObject): Uint8Array {
-  return new Uint8Array(publicKey.export({ format: 'der', type: 'spki' }));
+  // Exported once per key object: an export costs more than the P-256 signature a publish makes (issue 24's bench).
+  let der = exportedSpki.get(publicKey);
+  if (der === undefined) {
+    der = new Uint8Array(publicKey.export({ format: 'der', type: 'spki' }));
+    exportedSpki.set(publicKey, der);
+  }
+  return der.slice();
 }
+
+const exportedSpki = new WeakMap<KeyObject, Uint8Array>();
 
 /** The PEM public key (RFC 7468 §13) `cosign … --key` reads. */
 export function exportSpkiPem(publicKey: KeyObject): string {
