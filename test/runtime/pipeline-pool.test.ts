@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ToolsealError } from '../../src/core/errors.ts';
 import { runPipeline } from '../../src/pipeline/index.ts';
 import { startPipelinePool } from '../../src/runtime/pipeline-pool.ts';
+import { startWorkerPool } from '../../src/runtime/worker-thread.ts';
 import {
   cleanupTempDirs,
   createTestEnv,
@@ -121,13 +122,18 @@ describe('startPipelinePool', () => {
   });
 
   it('workers that cannot start fail every job with INTERNAL instead of being respawned in a loop', async () => {
-    // 1 MiB of heap is not enough to load the pipeline's modules: each worker dies while starting.
-    const broken = startPipelinePool(2, { maxHeapMb: 1 });
+    // The pool the pipeline runs on, over a module that throws while loading: each worker dies while starting.
+    const broken = startWorkerPool<{ bytes: Uint8Array; limits: object }, PipelineOutput>({
+      moduleUrl: new URL('../fixtures/unstartable-worker.ts', import.meta.url),
+      size: 2,
+      role: 'pipeline',
+      maxHeapMb: 64,
+    });
     try {
       expect((await refusalOf(broken.whenReady())).code).toBe('INTERNAL');
-      const first = await refusalOf(broken.run(manifestBytes(), {}));
+      const first = await refusalOf(broken.run({ bytes: manifestBytes(), limits: {} }));
       expect(first.code).toBe('INTERNAL');
-      const later = await refusalOf(broken.run(manifestBytes(), {}));
+      const later = await refusalOf(broken.run({ bytes: manifestBytes(), limits: {} }));
       expect(later.code).toBe('INTERNAL');
       expect(later.message).toBe('the pipeline workers could not start');
     } finally {
