@@ -17,8 +17,8 @@ export interface CosignatureSource {
 export interface KeptCosignatures {
   /** Read (again) the kept cosignatures of `checkpoint` unless every witness's is already here. */
   refresh(checkpoint: CheckpointRecord): Promise<void>;
-  /** The verified lines read for the checkpoint whose note body is `body` (none when never read). */
-  linesFor(body: string): readonly string[];
+  /** The verified lines read for the checkpoint `note` (none when never read). */
+  linesFor(note: string): readonly string[];
 }
 
 export function openKeptCosignatures(
@@ -43,8 +43,9 @@ export function openKeptCosignatures(
       byBody.set(body, verified);
       if (byBody.size > KEPT_CHECKPOINTS) byBody.delete(byBody.keys().next().value as string);
     },
-    linesFor(body) {
-      return byBody.get(body) ?? [];
+    linesFor(note) {
+      // A registry alone on its database never reads any: nothing to parse on its checkpoint reads.
+      return byBody.size === 0 ? [] : (byBody.get(parseNote(note).body) ?? []);
     },
   };
 }

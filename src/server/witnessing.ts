@@ -107,7 +107,7 @@ export function startWitnessing(options: WitnessingOptions): RegistryWitnessing 
     cosigners,
     withCosignatures: (note) => {
       const received = submitter.withCosignatures(note).slice(note.length);
-      const lines = [...received.split(/(?<=\n)/), ...kept.linesFor(parseNote(note).body)];
+      const lines = [...received.split(/(?<=\n)/), ...kept.linesFor(note)];
       return appendInPolicyOrder(note, lines, witnessOrder);
     },
     status: () => submitter.status(),
