@@ -49,6 +49,7 @@ import {
 import { checkPostgresStructure } from './structure-check.ts';
 import { FINISHED_CHANNEL, type LogJobNotice, listenForLogJobNotices, QUEUED_CHANNEL } from './log-job-notices.ts';
 import { translatePostgresError } from './storage-errors.ts';
+import { flattenRows, formatValuesList, MAX_PARAMETERS, splitRowsForStatements } from './multi-row.ts';
 
 export interface OpenPostgresStoreOptions {
   /** `postgres://…` / `postgresql://…` (a server), or `pglite:` (in memory) / `pglite:DIR` (PGlite in this process). */
@@ -577,34 +578,39 @@ export class PostgresStore implements Store, SequencingStore {
 
   async insertBlobsIfAbsent(blobs: readonly { digest: string; bytes: Uint8Array }[]): Promise<void> {
     if (blobs.length === 0) return;
-    await this.write(() =>
-      this.q(
-        'INSERT INTO blobs (digest, bytes, size) SELECT * FROM unnest($1::text[], $2::bytea[], $3::bigint[]) ON CONFLICT DO NOTHING',
-        [blobs.map((b) => b.digest), blobs.map((b) => b.bytes), blobs.map((b) => b.bytes.byteLength)],
-      ),
-    );
+    await this.write(async () => {
+      for (const run of splitRowsForStatements(blobs, 3)) {
+        await this.q(
+          `INSERT INTO blobs (digest, bytes, size) VALUES ${formatValuesList(run.length, 3)} ON CONFLICT DO NOTHING`,
+          flattenRows(run, (blob) => [blob.digest, blob.bytes, blob.bytes.byteLength]),
+        );
+      }
+    });
   }
 
   async insertVersions(rows: readonly NewVersionRecord[]): Promise<VersionRecord[]> {
     if (rows.length === 0) return [];
-    const column = <K extends keyof NewVersionRecord>(key: K) => rows.map((row) => row[key]);
-    const inserted = (await this.write(() =>
-      this.q(
-        'INSERT INTO manifest_versions (name, version, digest, publisher_id, stored_at, attestation, kid, log_index) ' +
-          'SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::integer[], $5::text[], $6::bytea[], $7::text[], $8::bigint[]) ' +
-          'ON CONFLICT (name, version) DO NOTHING RETURNING id, name, version',
-        [
-          column('name'),
-          column('version'),
-          column('digest'),
-          column('publisherId'),
-          column('storedAt'),
-          column('attestation'),
-          column('kid'),
-          column('logIndex'),
-        ],
-      ),
-    )) as unknown as { id: number; name: string; version: string }[];
+    const inserted = await this.write(async () => {
+      const found: { id: number; name: string; version: string }[] = [];
+      for (const run of splitRowsForStatements(rows, 8)) {
+        const ids = (await this.q(
+          'INSERT INTO manifest_versions (name, version, digest, publisher_id, stored_at, attestation, kid, log_index) ' +
+            `VALUES ${formatValuesList(run.length, 8)} ON CONFLICT (name, version) DO NOTHING RETURNING id, name, version`,
+          flattenRows(run, (row) => [
+            row.name,
+            row.version,
+            row.digest,
+            row.publisherId,
+            row.storedAt,
+            row.attestation,
+            row.kid,
+            row.logIndex,
+          ]),
+        )) as unknown as { id: number; name: string; version: string }[];
+        found.push(...ids);
+      }
+      return found;
+    });
     const ids = new Map(inserted.map((row) => [`${row.name}\n${row.version}`, row.id]));
     return rows.map((row) => {
       const id = ids.get(`${row.name}\n${row.version}`);
@@ -663,21 +669,22 @@ export class PostgresStore implements Store, SequencingStore {
 
   async insertBundles(rows: readonly BundleRecord[]): Promise<void> {
     if (rows.length === 0) return;
-    const column = <K extends keyof BundleRecord>(key: K) => rows.map((row) => row[key]);
-    await this.write(() =>
-      this.q(
-        'INSERT INTO version_bundles (version_id, kid, envelope, log_index, integrated_time, promise) ' +
-          'SELECT * FROM unnest($1::integer[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bytea[])',
-        [
-          column('versionId'),
-          column('kid'),
-          column('envelope'),
-          column('logIndex'),
-          column('integratedTime'),
-          column('promise'),
-        ],
-      ),
-    );
+    await this.write(async () => {
+      for (const run of splitRowsForStatements(rows, 6)) {
+        await this.q(
+          'INSERT INTO version_bundles (version_id, kid, envelope, log_index, integrated_time, promise) ' +
+            `VALUES ${formatValuesList(run.length, 6)}`,
+          flattenRows(run, (row) => [
+            row.versionId,
+            row.kid,
+            row.envelope,
+            row.logIndex,
+            row.integratedTime,
+            row.promise,
+          ]),
+        );
+      }
+    });
   }
 
   async getBundle(versionId: number): Promise<BundleRecord | undefined> {
@@ -758,24 +765,31 @@ export class PostgresStore implements Store, SequencingStore {
 
   async insertLogLeaves(entries: readonly LogEntryRecord[], nodes: readonly LogNodeRecord[]): Promise<void> {
     if (entries.length === 0 && nodes.length === 0) return;
-    const bytes = (value: Uint8Array): Buffer => Buffer.from(value.buffer, value.byteOffset, value.byteLength);
-    // Two multi-row INSERTs in one statement (a data-modifying CTE): one round trip for a whole batch.
-    await this.write(() =>
-      this.q(
-        `WITH entries AS (INSERT INTO log_entries (idx, kind, data, leaf_hash)
-           SELECT * FROM unnest($1::bigint[], $2::text[], $3::bytea[], $4::bytea[]))
-         INSERT INTO log_nodes (level, idx, hash) SELECT * FROM unnest($5::int[], $6::bigint[], $7::bytea[])`,
-        [
-          entries.map((entry) => entry.index),
-          entries.map((entry) => entry.kind),
-          entries.map((entry) => bytes(entry.data)),
-          entries.map((entry) => bytes(entry.leafHash)),
-          nodes.map((node) => node.level),
-          nodes.map((node) => node.index),
-          nodes.map((node) => bytes(node.hash)),
-        ],
-      ),
-    );
+    const entryCells = (entry: LogEntryRecord) => [entry.index, entry.kind, entry.data, entry.leafHash];
+    const nodeCells = (node: LogNodeRecord) => [node.level, node.index, node.hash];
+    await this.write(async () => {
+      if (entries.length > 0 && nodes.length > 0 && entries.length * 4 + nodes.length * 3 <= MAX_PARAMETERS) {
+        // Two multi-row INSERTs in one statement (a data-modifying CTE): one round trip for a whole batch.
+        await this.q(
+          `WITH entries AS (INSERT INTO log_entries (idx, kind, data, leaf_hash) VALUES ${formatValuesList(entries.length, 4)})
+           INSERT INTO log_nodes (level, idx, hash) VALUES ${formatValuesList(nodes.length, 3, entries.length * 4 + 1)}`,
+          [...flattenRows(entries, entryCells), ...flattenRows(nodes, nodeCells)],
+        );
+        return;
+      }
+      for (const run of splitRowsForStatements(entries, 4)) {
+        await this.q(
+          `INSERT INTO log_entries (idx, kind, data, leaf_hash) VALUES ${formatValuesList(run.length, 4)}`,
+          flattenRows(run, entryCells),
+        );
+      }
+      for (const run of splitRowsForStatements(nodes, 3)) {
+        await this.q(
+          `INSERT INTO log_nodes (level, idx, hash) VALUES ${formatValuesList(run.length, 3)}`,
+          flattenRows(run, nodeCells),
+        );
+      }
+    });
   }
 
   async insertLogNode(level: number, index: number, hash: Uint8Array): Promise<void> {
