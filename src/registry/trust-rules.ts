@@ -108,11 +108,8 @@ export class TrustedPublishing {
   private async loadTrust(
     namespace: string,
   ): Promise<Omit<NamespaceTrust, 'unverifiedNamespace'> & { verification: NamespaceVerificationRecord | undefined }> {
-    const [records, verification] = await Promise.all([
-      this.options.rules.listTrustRules(namespace),
-      this.options.rules.findNamespaceVerification(namespace),
-    ]);
-    return { namespace, rules: records.map(toTrustRule), verification };
+    const { rules, verification } = await this.options.rules.loadNamespaceTrust(namespace);
+    return { namespace, rules: rules.map(toTrustRule), verification };
   }
 }
 

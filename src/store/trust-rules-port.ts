@@ -25,6 +25,12 @@ export interface NamespaceVerificationRecord {
   provenAt: string | null;
 }
 
+/** A namespace's rules in force and its verification record (loadNamespaceTrust). */
+export interface NamespaceTrustRecords {
+  rules: TrustRuleRecord[];
+  verification: NamespaceVerificationRecord | undefined;
+}
+
 export interface TrustRuleStore {
   /** The rules in force for `namespace` (exact, lowercase), oldest first. */
   listTrustRules(namespace: string): Promise<TrustRuleRecord[]>;
@@ -34,6 +40,11 @@ export interface TrustRuleStore {
   /** Mark rule `id` of `namespace` removed; the removed record, or undefined when no such rule is in force. */
   removeTrustRule(namespace: string, id: number, removedAt: string): Promise<TrustRuleRecord | undefined>;
   findNamespaceVerification(namespace: string): Promise<NamespaceVerificationRecord | undefined>;
+  /**
+   * Both of a namespace's trust facts (what every publish reads): its rules in force, oldest first, and its
+   * verification record; what listTrustRules and findNamespaceVerification answer, read together (one round trip).
+   */
+  loadNamespaceTrust(namespace: string): Promise<NamespaceTrustRecords>;
   /** Insert or replace the namespace's verification record. */
   saveNamespaceVerification(record: NamespaceVerificationRecord): Promise<void>;
 }

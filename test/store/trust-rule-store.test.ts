@@ -91,6 +91,27 @@ describe.each(backends)('trust rules on $name', (backend) => {
         provenAt: null,
       });
       expect(await rules.findNamespaceVerification('io.github.x')).toMatchObject({ unverified: true });
+
+      // Read together, a namespace's trust is exactly what the two separate reads answer, in every state: rules and a
+      // verification (com.example), a verification alone (io.github.x), rules alone, a removed rule left out
+      // (io.github.acme), nothing at all, and a case that differs (namespaces are compared exactly).
+      await rules.insertTrustRule({ ...base, namespace: 'com.example', claims: { sub: 'y', 'a"b': 'Ü' } });
+      for (const namespace of ['com.example', 'io.github.x', 'io.github.acme', 'org.nobody', 'COM.EXAMPLE']) {
+        expect(await rules.loadNamespaceTrust(namespace)).toEqual({
+          rules: await rules.listTrustRules(namespace),
+          verification: await rules.findNamespaceVerification(namespace),
+        });
+      }
+      const together = await rules.loadNamespaceTrust('com.example');
+      expect(together.rules.map((rule) => rule.claims)).toEqual([{ sub: 'x' }, { sub: 'y', 'a"b': 'Ü' }]);
+      expect(together.verification).toEqual({
+        namespace: 'com.example',
+        unverified: true,
+        domain: null,
+        provenAt: null,
+      });
+      expect(await rules.loadNamespaceTrust('io.github.acme')).toEqual({ rules: [second], verification: undefined });
+      expect(await rules.loadNamespaceTrust('org.nobody')).toEqual({ rules: [], verification: undefined });
     } finally {
       await opened.cleanup();
     }

@@ -68,12 +68,28 @@ export function createPostgresTrustRuleStore(query: Query): TrustRuleStore {
           'SELECT namespace, unverified, domain, proven_at AS "provenAt" FROM namespace_verifications WHERE namespace = $1',
           [namespace],
         );
-        if (row === undefined) return undefined;
+        return row === undefined ? undefined : readVerificationRow(row);
+      }),
+    // One statement (one snapshot, one round trip): a row per rule in force (or one with no rule), each carrying the
+    // verification record's columns (null without one).
+    loadNamespaceTrust: (namespace) =>
+      run(async () => {
+        const rows = await query(
+          'SELECT v.namespace AS "verifiedNamespace", v.unverified, v.domain, v.proven_at AS "provenAt", ' +
+            'r.id, r.namespace, r.issuer, r.audience, r.claims, r.ref_claims AS "refClaims", ' +
+            'r.oidc_only AS "oidcOnly", r.created_at AS "createdAt", r.removed_at AS "removedAt" ' +
+            'FROM (SELECT $1::text AS namespace) asked ' +
+            'LEFT JOIN namespace_verifications v ON v.namespace = asked.namespace ' +
+            'LEFT JOIN trust_rules r ON r.namespace = asked.namespace AND r.removed_at IS NULL ORDER BY r.id',
+          [namespace],
+        );
+        const first = rows[0];
         return {
-          namespace: String(row.namespace),
-          unverified: Number(row.unverified) === 1,
-          domain: (row.domain as string | null) ?? null,
-          provenAt: (row.provenAt as string | null) ?? null,
+          rules: rows.filter((row) => row.id !== null).map(readRow),
+          verification:
+            first === undefined || first.verifiedNamespace === null
+              ? undefined
+              : readVerificationRow({ ...first, namespace: first.verifiedNamespace }),
         };
       }),
     saveNamespaceVerification: (record: NamespaceVerificationRecord) =>
@@ -85,6 +101,15 @@ export function createPostgresTrustRuleStore(query: Query): TrustRuleStore {
           [record.namespace, record.unverified ? 1 : 0, record.domain, record.provenAt],
         );
       }),
+  };
+}
+
+function readVerificationRow(row: Row): NamespaceVerificationRecord {
+  return {
+    namespace: String(row.namespace),
+    unverified: Number(row.unverified) === 1,
+    domain: (row.domain as string | null) ?? null,
+    provenAt: (row.provenAt as string | null) ?? null,
   };
 }
 

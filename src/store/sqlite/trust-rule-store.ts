@@ -53,6 +53,12 @@ export function createSqliteTrustRuleStore(client: Database.Database): TrustRule
       'ON CONFLICT (namespace) DO UPDATE SET unverified = excluded.unverified, domain = excluded.domain, ' +
       'proven_at = excluded.proven_at',
   );
+  const readVerification = (namespace: string): NamespaceVerificationRecord | undefined => {
+    const row = verification.get(namespace) as
+      | { namespace: string; unverified: number; domain: string | null; provenAt: string | null }
+      | undefined;
+    return row === undefined ? undefined : { ...row, unverified: row.unverified === 1 };
+  };
   return {
     listTrustRules: (namespace) => run(() => (byNamespace.all(namespace) as RuleRow[]).map(readRuleRow)),
     listAllTrustRules: () => run(() => (all.all() as RuleRow[]).map(readRuleRow)),
@@ -74,13 +80,13 @@ export function createSqliteTrustRuleStore(client: Database.Database): TrustRule
         if (remove.run(removedAt, id, namespace).changes === 0) return undefined;
         return readRuleRow(byId.get(id) as RuleRow);
       }),
-    findNamespaceVerification: (namespace) =>
-      run(() => {
-        const row = verification.get(namespace) as
-          | { namespace: string; unverified: number; domain: string | null; provenAt: string | null }
-          | undefined;
-        return row === undefined ? undefined : { ...row, unverified: row.unverified === 1 };
-      }),
+    findNamespaceVerification: (namespace) => run(() => readVerification(namespace)),
+    // Two reads of one synchronous turn: nothing this connection writes can come between them.
+    loadNamespaceTrust: (namespace) =>
+      run(() => ({
+        rules: (byNamespace.all(namespace) as RuleRow[]).map(readRuleRow),
+        verification: readVerification(namespace),
+      })),
     saveNamespaceVerification: (record: NamespaceVerificationRecord) =>
       run(() => {
         saveVerification.run(record.namespace, record.unverified ? 1 : 0, record.domain, record.provenAt);
