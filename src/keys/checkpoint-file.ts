@@ -16,7 +16,9 @@ import {
   statSync,
   writeSync,
 } from 'node:fs';
+import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { threadId } from 'node:worker_threads';
 import { ToolsealError } from '../core/errors.ts';
 
@@ -43,6 +45,54 @@ export function writeCheckpointFile(keysDir: string, note: string): void {
   writeKeysFolderFile(keysDir, CHECKPOINT_FILE, note, 'the log checkpoint file');
 }
 
+/** The checkpoint note in `keysDir` (readCheckpointFile) read off the event loop. */
+export async function readCheckpointFileAsync(keysDir: string): Promise<string | undefined> {
+  try {
+    return await readFile(checkpointFileOf(keysDir), 'utf8');
+  } catch (cause) {
+    if ((cause as { code?: string }).code === 'ENOENT') return undefined;
+    throw new ToolsealError('INTERNAL', 'the log checkpoint file in the keys folder cannot be read', { cause });
+  }
+}
+
+/**
+ * writeCheckpointFile off the event loop (issue 24 §4: a publish batch's two fsyncs no longer stall the reads of the
+ * process): the same steps, durable once the promise resolves.
+ */
+export async function writeCheckpointFileAsync(keysDir: string, note: string): Promise<void> {
+  await mkdir(keysDir, { recursive: true, mode: 0o700 });
+  const file = checkpointFileOf(keysDir);
+  const temporary = temporaryFileOf(keysDir, CHECKPOINT_FILE);
+  try {
+    const handle = await open(temporary, 'wx', 0o600);
+    try {
+      await handle.writeFile(note);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temporary, file);
+  } catch (cause) {
+    await rm(temporary, { force: true });
+    throw new ToolsealError('INTERNAL', 'the log checkpoint file in the keys folder cannot be written', { cause });
+  }
+  try {
+    const dir = await open(keysDir, 'r');
+    try {
+      await dir.sync();
+    } finally {
+      await dir.close();
+    }
+  } catch {
+    // Some platforms cannot fsync a directory; the rename is still atomic there.
+  }
+}
+
+/** A temporary file's name beside `name`, unique to this process, thread and call. */
+function temporaryFileOf(keysDir: string, name: string): string {
+  return join(keysDir, `.${name}.${process.pid}.${threadId}.${randomBytes(6).toString('hex')}.tmp`);
+}
+
 /**
  * Replace `name` in `keysDir` with `data` durably (mode 0600): a temporary file beside it, fsync, rename, fsync of the
  * folder. Readers see the old content or the new, never a torn one. INTERNAL naming `what` when it cannot be written.
@@ -50,7 +100,7 @@ export function writeCheckpointFile(keysDir: string, note: string): void {
 export function writeKeysFolderFile(keysDir: string, name: string, data: string, what: string): void {
   mkdirSync(keysDir, { recursive: true, mode: 0o700 });
   const file = join(keysDir, name);
-  const temporary = join(keysDir, `.${name}.${process.pid}.${threadId}.${randomBytes(6).toString('hex')}.tmp`);
+  const temporary = temporaryFileOf(keysDir, name);
   try {
     const fd = openSync(temporary, 'wx', 0o600);
     try {
@@ -113,6 +163,39 @@ export function withCheckpointFileLock<T>(keysDir: string, update: () => T): T {
       return update();
     } finally {
       rmSync(lock, { force: true });
+    }
+  }
+}
+
+/**
+ * withCheckpointFileLock off the event loop: the same lock file, waited for with timers rather than Atomics.wait, so
+ * a process that waits for another's write keeps serving (issue 24 §4).
+ */
+export async function withCheckpointFileLockAsync<T>(keysDir: string, update: () => Promise<T>): Promise<T> {
+  await mkdir(keysDir, { recursive: true, mode: 0o700 });
+  const lock = join(keysDir, LOCK_FILE);
+  const deadline = Date.now() + LOCK_TIMEOUT_MS;
+  for (;;) {
+    try {
+      const handle = await open(lock, 'wx', 0o600);
+      try {
+        await handle.writeFile(`${process.pid}\n`);
+      } finally {
+        await handle.close();
+      }
+    } catch (cause) {
+      if ((cause as { code?: string }).code !== 'EEXIST')
+        throw new ToolsealError('INTERNAL', 'the log checkpoint lock in the keys folder cannot be taken', { cause });
+      if (isStaleLock(lock)) await rm(lock, { force: true });
+      else if (Date.now() > deadline)
+        throw new ToolsealError('INTERNAL', 'the log checkpoint lock in the keys folder is held for too long');
+      else await sleep(1);
+      continue;
+    }
+    try {
+      return await update();
+    } finally {
+      await rm(lock, { force: true });
     }
   }
 }

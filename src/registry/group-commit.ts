@@ -209,7 +209,7 @@ export class GroupCommitter implements PublishCommitter {
       // Durably outside the database before any publish of the batch is answered (rollback-guard.ts); inside the
       // sequencer's transaction, by the sequencer once that has committed.
       const latest = store.isInTransaction() ? undefined : await log.latestCheckpoint();
-      if (latest) this.recorder.record(latest);
+      if (latest) await this.recorder.record(latest);
     } catch (error) {
       for (const item of batch) item.reject(error);
       return true;

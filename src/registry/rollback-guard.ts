@@ -3,7 +3,14 @@
 // on start and in fsck (RFC 9162 §2.1.1: the root at that size must be the same). Nothing here repairs anything.
 
 import { ToolsealError } from '../core/errors.ts';
-import { readCheckpointFile, withCheckpointFileLock, writeCheckpointFile } from '../keys/checkpoint-file.ts';
+import {
+  readCheckpointFile,
+  readCheckpointFileAsync,
+  withCheckpointFileLock,
+  withCheckpointFileLockAsync,
+  writeCheckpointFile,
+  writeCheckpointFileAsync,
+} from '../keys/checkpoint-file.ts';
 import { computeRootHash, parseCheckpoint, verifyCheckpoint } from '../log/index.ts';
 import type { CheckpointRecord, Store } from '../store/index.ts';
 import { computeWithStoredNodes } from './log-node-prefetch.ts';
@@ -88,12 +95,12 @@ export class CheckpointFileRecorder implements CheckpointRecorder {
 
   constructor(private readonly keysDir: string) {}
 
-  record(checkpoint: CheckpointRecord): void {
+  async record(checkpoint: CheckpointRecord): Promise<void> {
     if (checkpoint.size <= this.writtenSize) return;
     // Another thread or process (the writer thread, `keys rotate`) may write a larger one: read, compare and write
-    // under the folder's checkpoint lock, so the smaller one never lands after it.
-    this.writtenSize = withCheckpointFileLock(this.keysDir, () => {
-      const current = readCheckpointFile(this.keysDir);
+    // under the folder's checkpoint lock, so the smaller one never lands after it. Off the event loop (issue 24 §4).
+    const written = await withCheckpointFileLockAsync(this.keysDir, async () => {
+      const current = await readCheckpointFileAsync(this.keysDir);
       if (current !== undefined) {
         try {
           const onFile = parseCheckpoint(bodyOf(current)).size;
@@ -102,8 +109,9 @@ export class CheckpointFileRecorder implements CheckpointRecorder {
           // an unreadable file is replaced by the checkpoint just signed
         }
       }
-      writeCheckpointFile(this.keysDir, checkpoint.note);
+      await writeCheckpointFileAsync(this.keysDir, checkpoint.note);
       return checkpoint.size;
     });
+    this.writtenSize = Math.max(this.writtenSize, written);
   }
 }

@@ -53,7 +53,8 @@ export interface CheckpointSigner {
 
 /** Where the latest signed checkpoint is kept outside the database (rollback-guard.ts). */
 export interface CheckpointRecorder {
-  record(checkpoint: CheckpointRecord): void;
+  /** Durable once it resolves. */
+  record(checkpoint: CheckpointRecord): Promise<void>;
 }
 
 /** How long a process that does not sign waits for the sequencer's checkpoint over a leaf. */
@@ -136,7 +137,7 @@ export class TransparencyLog {
     // Inside an outer transaction (the sequencer's) nothing is committed yet: whoever commits it records.
     if (!this.recorder || this.store.isInTransaction()) return;
     const latest = await this.store.latestCheckpoint();
-    if (latest) this.recorder.record(latest);
+    if (latest) await this.recorder.record(latest);
   }
 
   /** Append one leaf. Must run inside the caller's store transaction; returns the leaf index. */

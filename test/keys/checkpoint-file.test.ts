@@ -8,7 +8,11 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildWorkerSource } from '../../src/core/worker-source.ts';
-import { readCheckpointFile, withCheckpointFileLock } from '../../src/keys/checkpoint-file.ts';
+import {
+  readCheckpointFile,
+  withCheckpointFileLock,
+  withCheckpointFileLockAsync,
+} from '../../src/keys/checkpoint-file.ts';
 import { parseCheckpoint } from '../../src/log/index.ts';
 import { bodyOf } from '../../src/registry/transparency-log.ts';
 
@@ -22,9 +26,14 @@ function makeDir(): string {
   return dir;
 }
 
-function startRacer(keysDir: string, sizes: number[], go: Int32Array): { ready: Promise<void>; done: Promise<void> } {
+function startRacer(
+  keysDir: string,
+  sizes: number[],
+  go: Int32Array,
+  concurrent = false,
+): { ready: Promise<void>; done: Promise<void> } {
   const source = buildWorkerSource(new URL('../fixtures/checkpoint-file-racer.ts', import.meta.url));
-  const worker = new Worker(source, { eval: true, workerData: { keysDir, sizes, go } });
+  const worker = new Worker(source, { eval: true, workerData: { keysDir, sizes, go, concurrent } });
   let markReady: () => void = () => {};
   const ready = new Promise<void>((resolve) => {
     markReady = resolve;
@@ -37,7 +46,7 @@ function startRacer(keysDir: string, sizes: number[], go: Int32Array): { ready: 
 }
 
 describe('the checkpoint file under concurrent writers', () => {
-  it('ends at the largest size whatever the interleaving (4 threads, 2 rounds)', async () => {
+  it('ends at the largest size whatever the interleaving (4 threads, 2 rounds; in round 2, two of them record all at once)', async () => {
     for (let round = 0; round < 2; round++) {
       const keysDir = makeDir();
       const go = new Int32Array(new SharedArrayBuffer(4));
@@ -47,6 +56,7 @@ describe('the checkpoint file under concurrent writers', () => {
           keysDir,
           Array.from({ length: 50 }, (_, i) => i * 4 + t + 1),
           go,
+          round === 1 && t % 2 === 0,
         ),
       );
       await Promise.all(racers.map((r) => r.ready));
@@ -84,5 +94,27 @@ describe('the checkpoint file under concurrent writers', () => {
     const started = Date.now();
     expect(withCheckpointFileLock(keysDir, () => 'ran')).toBe('ran');
     expect(Date.now() - started).toBeGreaterThanOrEqual(200);
+  });
+
+  it("waits for a live holder's lock off the event loop (timers keep firing), then runs", async () => {
+    const keysDir = makeDir();
+    const lock = join(keysDir, 'log-checkpoint.lock');
+    writeFileSync(lock, `${process.pid}\n`);
+    let ticks = 0;
+    const ticker = setInterval(() => ticks++, 10);
+    setTimeout(() => rmSync(lock), 300);
+    const started = Date.now();
+    try {
+      expect(await withCheckpointFileLockAsync(keysDir, async () => 'ran')).toBe('ran');
+    } finally {
+      clearInterval(ticker);
+    }
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+    // The event loop ran while it waited (Atomics.wait would have kept every timer back).
+    expect(ticks).toBeGreaterThanOrEqual(5);
+    expect(() => readFileSync(lock)).toThrow();
+    // A dead process's lock is taken over at once.
+    writeFileSync(lock, '4194304\n');
+    expect(await withCheckpointFileLockAsync(keysDir, async () => 'again')).toBe('again');
   });
 });
