@@ -1,10 +1,11 @@
 // DSSE v1 (secure-systems-lab/dsse, envelope.md and protocol.md): the pre-authentication encoding and an envelope of
 // an in-toto Statement with exactly one ECDSA P-256 signature (the Sigstore bundle v0.3 rule), keyid = the key hint.
 
-import { sign, verify, type KeyObject } from 'node:crypto';
+import { verify, type KeyObject } from 'node:crypto';
 import { decodeBase64Strict, encodeBase64 } from '../core/bytes.ts';
 import { ToolsealError } from '../core/errors.ts';
 import type { BundleSigningKey } from './p256-jwk.ts';
+import { runSigningJob, type SigningJob } from './signing-job.ts';
 
 /** in-toto attestation framework, envelope layer: the payloadType of a Statement. */
 export const IN_TOTO_PAYLOAD_TYPE = 'application/vnd.in-toto+json';
@@ -34,11 +35,6 @@ export function encodePae(payloadType: string, payload: Uint8Array): Uint8Array 
   return out;
 }
 
-/** ECDSA P-256 over SHA-256 of `message`, DER-encoded (RFC 3279 §2.2.3), the form Sigstore verifiers read. */
-export function signP256(message: Uint8Array, privateKey: KeyObject): Uint8Array {
-  return new Uint8Array(sign('sha256', message, privateKey));
-}
-
 /** Whether `signature` (DER) is a valid ECDSA P-256 SHA-256 signature of `message` by `publicKey`. */
 export function verifyP256(message: Uint8Array, publicKey: KeyObject, signature: Uint8Array): boolean {
   try {
@@ -50,11 +46,23 @@ export function verifyP256(message: Uint8Array, publicKey: KeyObject, signature:
 
 /** Sign `statement` (its exact bytes, e.g. the JCS statement) into a DSSE envelope with one signature. */
 export function signDsseEnvelope(statement: Uint8Array, key: BundleSigningKey): DsseEnvelope {
-  const sig = signP256(encodePae(IN_TOTO_PAYLOAD_TYPE, statement), key.privateKey);
+  return runSigningJob(buildDsseSigningJob(statement, key));
+}
+
+/**
+ * signDsseEnvelope as a SigningJob (signing-job.ts): PAE signed by ECDSA P-256 over SHA-256, DER-encoded (RFC 3279
+ * §2.2.3), the form Sigstore verifiers read.
+ */
+export function buildDsseSigningJob(statement: Uint8Array, key: BundleSigningKey): SigningJob<DsseEnvelope> {
   return {
-    payload: encodeBase64(statement),
-    payloadType: IN_TOTO_PAYLOAD_TYPE,
-    signatures: [{ sig: encodeBase64(sig), keyid: key.kid }],
+    algorithm: 'sha256',
+    data: encodePae(IN_TOTO_PAYLOAD_TYPE, statement),
+    key: key.privateKey,
+    finish: (sig) => ({
+      payload: encodeBase64(statement),
+      payloadType: IN_TOTO_PAYLOAD_TYPE,
+      signatures: [{ sig: encodeBase64(sig), keyid: key.kid }],
+    }),
   };
 }
 

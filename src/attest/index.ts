@@ -7,6 +7,8 @@ export * from './statement.ts';
 export {
   checkStatement,
   signStatement,
+  buildJcsStatementSigningJob,
+  buildStatementSigningJob,
   verifyAttestation,
   verifyAttestationSync,
   type AttestationExpectation,
@@ -16,4 +18,5 @@ export * from './dsse.ts';
 export * from './p256-jwk.ts';
 export * from './rekor-entry.ts';
 export * from './sigstore-bundle.ts';
+export * from './signing-job.ts';
 export * from './trusted-root.ts';

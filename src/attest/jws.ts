@@ -1,10 +1,11 @@
 // Sign and verify attestations: JWS flattened JSON serialisation (RFC 7515 §7.2.2) over a JCS statement.
 
-import { createPublicKey, sign as signEd25519, verify as verifyEd25519, type KeyObject } from 'node:crypto';
+import { createPublicKey, verify as verifyEd25519, type KeyObject } from 'node:crypto';
 import { flattenedVerify, importJWK, type CryptoKey, type FlattenedJWS } from 'jose';
 import { ToolsealError } from '../core/errors.ts';
 import type { Sha256Digest } from '../pipeline/index.ts';
 import { SIGNING_ALG, type Jwks, type JwksKey, type SigningKey } from './jwk.ts';
+import { runSigningJob, type SigningJob } from './signing-job.ts';
 import {
   ATTESTATION_JWS_TYPE,
   IN_TOTO_STATEMENT_TYPE,
@@ -22,16 +23,31 @@ const utf8Decoder = new TextDecoder('utf-8', { fatal: true });
  * so a publish can sign inside its database transaction.
  */
 export function signStatement(statement: PublishStatement, key: SigningKey): Buffer {
-  const payload = Buffer.from(serializeStatementJcs(statement), 'utf8').toString('base64url');
+  return runSigningJob(buildStatementSigningJob(statement, key));
+}
+
+/** signStatement as a SigningJob (signing-job.ts): the same bytes, signed where the caller chooses. */
+export function buildStatementSigningJob(statement: PublishStatement, key: SigningKey): SigningJob<Buffer> {
+  return buildJcsStatementSigningJob(serializeStatementJcs(statement), key);
+}
+
+/** buildStatementSigningJob for a statement already in its JCS form (serializeStatementJcs), serialised once. */
+export function buildJcsStatementSigningJob(statementJcs: string, key: SigningKey): SigningJob<Buffer> {
+  const payload = Buffer.from(statementJcs, 'utf8').toString('base64url');
   const header = { alg: SIGNING_ALG, kid: key.kid, typ: ATTESTATION_JWS_TYPE };
   const protectedHeader = Buffer.from(JSON.stringify(header)).toString('base64url');
-  // RFC 7515 §5.1: the signing input is ASCII(BASE64URL(header) || '.' || BASE64URL(payload)).
-  const signature = signEd25519(null, Buffer.from(`${protectedHeader}.${payload}`, 'ascii'), key.privateKey).toString(
-    'base64url',
-  );
-  // JCS of {payload, protected, signature}: the members are already in RFC 8785 §3.2.3 order and every
-  // value is base64url, which JSON writes without escapes, so the canonical form is this template.
-  return Buffer.from(`{"payload":"${payload}","protected":"${protectedHeader}","signature":"${signature}"}`, 'ascii');
+  return {
+    algorithm: null,
+    // RFC 7515 §5.1: the signing input is ASCII(BASE64URL(header) || '.' || BASE64URL(payload)).
+    data: Buffer.from(`${protectedHeader}.${payload}`, 'ascii'),
+    key: key.privateKey,
+    finish: (signature) => {
+      const encoded = Buffer.from(signature).toString('base64url');
+      // JCS of {payload, protected, signature}: the members are already in RFC 8785 §3.2.3 order and every
+      // value is base64url, which JSON writes without escapes, so the canonical form is this template.
+      return Buffer.from(`{"payload":"${payload}","protected":"${protectedHeader}","signature":"${encoded}"}`, 'ascii');
+    },
+  };
 }
 
 export interface AttestationExpectation {

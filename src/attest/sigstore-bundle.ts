@@ -7,15 +7,16 @@
 // assembleBundle once the log has an index, a checkpoint and a proof for it. The promise (signInclusionPromise) is
 // fixed per entry; the proof and checkpoint may be any later ones.
 
-import { sign, verify, type KeyObject } from 'node:crypto';
+import { verify, type KeyObject } from 'node:crypto';
 import { encodeBase64, encodeHex } from '../core/bytes.ts';
 import { ToolsealError } from '../core/errors.ts';
 import { canonicalizeToBytes } from '../pipeline/canonical.ts';
 import { computeLogKeyId, parseNote, type NoteSigner } from '../log/note.ts';
 import { parseCheckpoint } from '../log/checkpoint.ts';
-import { type DsseEnvelope, encodePae, IN_TOTO_PAYLOAD_TYPE, signDsseEnvelope } from './dsse.ts';
+import { buildDsseSigningJob, type DsseEnvelope } from './dsse.ts';
 import type { BundleSigningKey } from './p256-jwk.ts';
 import { formatHashedRekordBody, HASHEDREKORD_API_VERSION, HASHEDREKORD_KIND } from './rekor-entry.ts';
+import { runSigningJob, type SigningJob } from './signing-job.ts';
 
 export const SIGSTORE_BUNDLE_MEDIA_TYPE = 'application/vnd.dev.sigstore.bundle.v0.3+json';
 
@@ -53,10 +54,22 @@ export interface SignedBundleEntry {
 
 /** Sign `statement` (its exact bytes) with the P-256 bundle key; the leaf records SHA-256(PAE) and the signature. */
 export function signBundleEntry(statement: Uint8Array, key: BundleSigningKey): SignedBundleEntry {
-  const envelope = signDsseEnvelope(statement, key);
-  const signature = Buffer.from(envelope.signatures[0].sig, 'base64');
-  const leaf = formatHashedRekordBody(encodePae(IN_TOTO_PAYLOAD_TYPE, statement), signature, key.publicKey);
-  return { envelope, leaf };
+  return runSigningJob(buildBundleEntrySigningJob(statement, key));
+}
+
+/** signBundleEntry as a SigningJob (signing-job.ts). */
+export function buildBundleEntrySigningJob(
+  statement: Uint8Array,
+  key: BundleSigningKey,
+): SigningJob<SignedBundleEntry> {
+  const dsse = buildDsseSigningJob(statement, key);
+  return {
+    ...dsse,
+    finish: (signature) => ({
+      envelope: dsse.finish(signature),
+      leaf: formatHashedRekordBody(dsse.data, signature, key.publicKey),
+    }),
+  };
 }
 
 /** The log a bundle points at: its checkpoint origin (the note key name) and its Ed25519 public key. */
@@ -85,10 +98,29 @@ export function signInclusionPromise(
   logIndex: number,
   logSigner: NoteSigner,
 ): Uint8Array {
+  return runSigningJob(
+    buildInclusionPromiseSigningJob(leaf, integratedTime, logIndex, {
+      privateKey: logSigner.privateKey,
+      logId: computeLogKeyId(logSigner.name, logSigner.privateKey),
+    }),
+  );
+}
+
+/** signInclusionPromise as a SigningJob (signing-job.ts), for a log whose key id (computeLogKeyId) is known. */
+export function buildInclusionPromiseSigningJob(
+  leaf: Uint8Array,
+  integratedTime: number,
+  logIndex: number,
+  log: { privateKey: KeyObject; logId: Uint8Array },
+): SigningJob<Uint8Array> {
   requireCount('integratedTime', integratedTime);
   requireCount('logIndex', logIndex);
-  const logId = computeLogKeyId(logSigner.name, logSigner.privateKey);
-  return new Uint8Array(sign(null, formatPromisePayload(leaf, integratedTime, logIndex, logId), logSigner.privateKey));
+  return {
+    algorithm: null,
+    data: formatPromisePayload(leaf, integratedTime, logIndex, log.logId),
+    key: log.privateKey,
+    finish: (signature) => signature,
+  };
 }
 
 /** Whether `promise` is the log key's signature over the promise payload (Ed25519, RFC 8032). */

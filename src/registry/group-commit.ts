@@ -6,9 +6,11 @@ import { ToolsealError } from '../core/errors.ts';
 import { PIPELINE_POLICY_VERSION, type Sha256Digest } from '../pipeline/index.ts';
 import {
   type BundleSigningKey,
+  buildBundleEntrySigningJob,
   buildPublishStatement,
+  buildJcsStatementSigningJob,
+  runSigningJobOffThread,
   serializeStatementJcs,
-  signStatement,
   type SigningKey,
 } from '../attest/index.ts';
 import type { PublisherRecord, Store, VersionRecord } from '../store/index.ts';
@@ -18,13 +20,7 @@ import type { CheckpointRecorder, InclusionProof, TransparencyLog } from './tran
 import { CheckpointFileRecorder } from './rollback-guard.ts';
 import { loadSigningKey } from '../keys/key-files.ts';
 import { provenanceMemberOf } from './trust-rules.ts';
-import {
-  BundleKeySource,
-  logPendingBundles,
-  type PendingBundle,
-  seconds,
-  signPendingBundle,
-} from './sigstore-bundles.ts';
+import { BundleKeySource, logPendingBundles, type PendingBundle, seconds } from './sigstore-bundles.ts';
 
 export interface CommitOutcome {
   /** False when the same name@version with the same digest was already stored (idempotent). */
@@ -236,8 +232,9 @@ export class GroupCommitter implements PublishCommitter {
 
   /**
    * The batch's new versions, inside its transaction: sign each attestation (chained to the name's previous digest,
-   * an earlier one of this batch included), store the bytes, append every leaf at once, then the version rows; then
-   * the same statements as DSSE envelopes by the bundle key, their `bundle` leaves and parts (sigstore-bundles.ts).
+   * an earlier one of this batch included) and the same statement as a DSSE envelope by the bundle key, all in libuv's
+   * thread pool while the bytes are stored; then append every attestation leaf at once, the version rows, and the
+   * bundles' leaves and parts (sigstore-bundles.ts). The event loop serves reads while the batch signs (issue 24 §4).
    */
   private async storePublishes(
     fresh: readonly QueuedPublish[],
@@ -246,12 +243,18 @@ export class GroupCommitter implements PublishCommitter {
     const { store, log } = this.options;
     // The latest digest of each name: stored before the batch, then an earlier publish of the batch.
     const latest = await store.getLatestStoredDigests(fresh.map(({ result }) => result.name));
-    const signed: { item: QueuedPublish; storedAt: string; attestation: Buffer; statement: Uint8Array }[] = [];
-    for (const item of fresh) {
-      const { result, publisher } = item;
+    // The bundle key of each second the batch spans, looked up once (it reads the key list file).
+    const keyOfSecond = new Map<number, BundleSigningKey>();
+    const statements = fresh.map(({ result, publisher }) => {
       const previousDigest = latest.get(result.name);
       latest.set(result.name, result.digest);
       const storedAt = this.options.clock().toISOString();
+      const integratedTime = seconds(new Date(storedAt));
+      let bundleKey = keyOfSecond.get(integratedTime);
+      if (bundleKey === undefined) {
+        bundleKey = this.bundleKeys.keyAt(integratedTime);
+        keyOfSecond.set(integratedTime, bundleKey);
+      }
       const statement = buildPublishStatement({
         name: result.name,
         version: result.version,
@@ -266,41 +269,46 @@ export class GroupCommitter implements PublishCommitter {
           ...provenanceMemberOf(publisher),
         },
       });
-      const attestation = signStatement(statement, key);
-      signed.push({ item, storedAt, attestation, statement: Buffer.from(serializeStatementJcs(statement), 'utf8') });
-    }
+      return { jcs: serializeStatementJcs(statement), storedAt, integratedTime, bundleKey };
+    });
+    const attestationsSigned = Promise.all(
+      statements.map(({ jcs }) => runSigningJobOffThread(buildJcsStatementSigningJob(jcs, key))),
+    );
+    const bundlesSigned = Promise.all(
+      statements.map(({ jcs, bundleKey }) =>
+        runSigningJobOffThread(buildBundleEntrySigningJob(Buffer.from(jcs, 'utf8'), bundleKey)),
+      ),
+    );
+    // Awaited below; a failure of the store first must not leave them unhandled.
+    attestationsSigned.catch(() => {});
+    bundlesSigned.catch(() => {});
     await store.insertBlobsIfAbsent(
       fresh.map(({ result }) => ({ digest: result.digest, bytes: result.canonicalBytes })),
     );
-    const logIndexes = await log.appendLeaves(
-      'attestation',
-      signed.map(({ attestation }) => attestation),
-    );
+    const attestations = await attestationsSigned;
+    const logIndexes = await log.appendLeaves('attestation', attestations);
     const records = await store.insertVersions(
-      signed.map(({ item, storedAt, attestation }, offset) => ({
+      fresh.map((item, offset) => ({
         name: item.result.name,
         version: item.result.version,
         digest: item.result.digest,
         publisherId: item.publisher.id,
-        storedAt,
-        attestation,
+        storedAt: statements[offset]!.storedAt,
+        attestation: attestations[offset]!,
         kid: key.kid,
         logIndex: logIndexes[offset]!,
       })),
     );
-    // The bundle key of each second the batch spans, looked up once (it reads the key list file).
-    const keyOfSecond = new Map<number, BundleSigningKey>();
-    const bundles: PendingBundle[] = signed.map(({ storedAt, statement }, offset) => {
-      const integratedTime = seconds(new Date(storedAt));
-      let bundleKey = keyOfSecond.get(integratedTime);
-      if (bundleKey === undefined) {
-        bundleKey = this.bundleKeys.keyAt(integratedTime);
-        keyOfSecond.set(integratedTime, bundleKey);
-      }
-      return signPendingBundle(records[offset]!.id, statement, bundleKey, integratedTime);
-    });
+    const entries = await bundlesSigned;
+    const bundles: PendingBundle[] = entries.map(({ envelope, leaf }, offset) => ({
+      versionId: records[offset]!.id,
+      kid: statements[offset]!.bundleKey.kid,
+      envelope,
+      leaf,
+      integratedTime: statements[offset]!.integratedTime,
+    }));
     await logPendingBundles(store, log, bundles);
-    return signed.map(({ item }, offset) => ({ item, stored: { created: true, record: records[offset]! } }));
+    return fresh.map((item, offset) => ({ item, stored: { created: true, record: records[offset]! } }));
   }
 
   /** The active key, reloaded when another process or thread (e.g. `toolseal keys rotate`) rotated it. */

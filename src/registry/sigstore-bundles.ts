@@ -16,7 +16,8 @@ import {
   type JwksKey,
   type PublicKeyJson,
   type SigstoreBundleJson,
-  signBundleEntry,
+  buildBundleEntrySigningJob,
+  runSigningJobOffThread,
   type TrustedRootJson,
 } from '../attest/index.ts';
 import { decodeBase64Strict, equalBytes } from '../core/bytes.ts';
@@ -86,20 +87,21 @@ export function readAttestedStatement(attestation: Uint8Array): Uint8Array {
   return new Uint8Array(Buffer.from(payload, 'base64url'));
 }
 
-/** Sign `statement` (its exact bytes) for version `versionId` with `key`. */
-export function signPendingBundle(
+/** Sign `statement` (its exact bytes) for version `versionId` with `key`, in libuv's thread pool (signing-job.ts). */
+export async function signPendingBundle(
   versionId: number,
   statement: Uint8Array,
   key: BundleSigningKey,
   integratedTime: number,
-): PendingBundle {
-  const { envelope, leaf } = signBundleEntry(statement, key);
+): Promise<PendingBundle> {
+  const { envelope, leaf } = await runSigningJobOffThread(buildBundleEntrySigningJob(statement, key));
   return { versionId, kid: key.kid, envelope, leaf, integratedTime };
 }
 
 /**
  * Inside the caller's transaction: append the bundles' leaves (kind `bundle`) in one go, sign each one's inclusion
- * promise now that its index is known, and store the parts a bundle is assembled from.
+ * promise now that its index is known (all at once, off the event loop), and store the parts a bundle is assembled
+ * from.
  */
 export async function logPendingBundles(
   store: BundleStore,
@@ -111,19 +113,18 @@ export async function logPendingBundles(
     'bundle',
     pending.map((bundle) => bundle.leaf),
   );
+  const promises = await Promise.all(
+    pending.map((bundle, offset) => log.signInclusionPromise(bundle.leaf, bundle.integratedTime, indexes[offset]!)),
+  );
   await store.insertBundles(
-    pending.map((bundle, offset) => {
-      const logIndex = indexes[offset]!;
-      const promise = log.signInclusionPromise(bundle.leaf, bundle.integratedTime, logIndex);
-      return {
-        versionId: bundle.versionId,
-        kid: bundle.kid,
-        envelope: JSON.stringify(bundle.envelope),
-        logIndex,
-        integratedTime: bundle.integratedTime,
-        promise: Buffer.from(promise),
-      };
-    }),
+    pending.map((bundle, offset) => ({
+      versionId: bundle.versionId,
+      kid: bundle.kid,
+      envelope: JSON.stringify(bundle.envelope),
+      logIndex: indexes[offset]!,
+      integratedTime: bundle.integratedTime,
+      promise: Buffer.from(promises[offset]!),
+    })),
   );
 }
 
@@ -247,8 +248,10 @@ export async function backfillBundles(deps: ServedBundleDeps, clock: () => Date)
     if (missing.length === 0) return false;
     const integratedTime = seconds(clock());
     const key = new BundleKeySource(deps.keysDir).keyAt(integratedTime);
-    const pending = missing.map((record) =>
-      signPendingBundle(record.id, readAttestedStatement(record.attestation), key, integratedTime),
+    const pending = await Promise.all(
+      missing.map((record) =>
+        signPendingBundle(record.id, readAttestedStatement(record.attestation), key, integratedTime),
+      ),
     );
     await logPendingBundles(store, log, pending);
     await log.signLatestCheckpoint();

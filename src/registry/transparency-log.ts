@@ -12,6 +12,7 @@
 import { ToolsealError } from '../core/errors.ts';
 import {
   computeNodesForAppend,
+  computeLogKeyId,
   computeRootHash,
   formatVerifierString,
   generateConsistencyProof,
@@ -23,7 +24,12 @@ import {
   type NodeReader,
 } from '../log/index.ts';
 import type { KeyObject } from 'node:crypto';
-import { deriveLogOrigin, type SigningKey, signInclusionPromise } from '../attest/index.ts';
+import {
+  buildInclusionPromiseSigningJob,
+  deriveLogOrigin,
+  runSigningJobOffThread,
+  type SigningKey,
+} from '../attest/index.ts';
 import {
   type CheckpointRecord,
   type CosignatureRecord,
@@ -67,6 +73,8 @@ export class TransparencyLog {
   private pendingCheckpoint: Promise<CheckpointRecord> | undefined;
   private signer: CheckpointSigner | undefined;
   private recorder: CheckpointRecorder | undefined;
+  /** The log key's C2SP key id under this origin (computed once: the promise of every bundle names it). */
+  private logId: Uint8Array | undefined;
 
   constructor(
     private readonly store: Store,
@@ -86,10 +94,17 @@ export class TransparencyLog {
 
   /**
    * The log's inclusion promise (a Sigstore signed entry timestamp, docs/sigstore.md) for the leaf `leaf` appended at
-   * `index`, integrated at `integratedTime` (seconds since the epoch): signed by the log key under this log's origin.
+   * `index`, integrated at `integratedTime` (seconds since the epoch): signed by the log key under this log's origin,
+   * in libuv's thread pool (signing-job.ts), so a batch's promises do not hold the event loop.
    */
-  signInclusionPromise(leaf: Uint8Array, integratedTime: number, index: number): Uint8Array {
-    return signInclusionPromise(leaf, integratedTime, index, { name: this.origin, privateKey: this.logKey.privateKey });
+  signInclusionPromise(leaf: Uint8Array, integratedTime: number, index: number): Promise<Uint8Array> {
+    this.logId ??= computeLogKeyId(this.origin, this.logKey.publicKey);
+    return runSigningJobOffThread(
+      buildInclusionPromiseSigningJob(leaf, integratedTime, index, {
+        privateKey: this.logKey.privateKey,
+        logId: this.logId,
+      }),
+    );
   }
 
   /** Run `compute` over the stored nodes it reads (fetched in one query). */
