@@ -69,7 +69,7 @@ function readBundle(text) {
 }
 
 /** PAE(type, body) = "DSSEv1" SP LEN(type) SP type SP LEN(body) SP body, lengths in ASCII decimal bytes. */
-function encodePae(type, body) {
+export function encodePae(type, body) {
   const typeBytes = encoder.encode(type);
   const head = encoder.encode(`DSSEv1 ${typeBytes.byteLength} `);
   return concatBytes(head, typeBytes, encoder.encode(` ${body.byteLength} `), body);
@@ -128,7 +128,7 @@ function isCoordinate(text) {
 }
 
 /** The JWKS P-256 key named by its RFC 7638 thumbprint `kid`, imported for ECDSA, with its SPKI DER and window. */
-async function selectBundleKey(jwks, kid) {
+export async function selectBundleKey(jwks, kid) {
   const keys = isObject(jwks) && Array.isArray(jwks.keys) ? jwks.keys : fail('the JWKS is not {"keys": [...]}');
   for (const key of keys) {
     if (!isObject(key) || key.kid !== kid || key.kty !== 'EC' || key.crv !== 'P-256' || 'd' in key) continue;
@@ -180,7 +180,7 @@ export function readDerSignature(der) {
 }
 
 /** The JCS hashedrekord v0.0.2 body (src/attest/rekor-entry.ts), members in JCS order, rebuilt from the bundle. */
-async function rebuildHashedRekordBody(envelope, key) {
+export async function rebuildHashedRekordBody(envelope, key) {
   const data = { algorithm: 'SHA2_256', digest: encodeBase64(await sha256(envelope.pae)) };
   const verifier = { keyDetails: P256_KEY_DETAILS, publicKey: { rawBytes: encodeBase64(key.spki) } };
   const signature = { content: encodeBase64(envelope.signature), verifier };
