@@ -288,6 +288,24 @@ describe('the verification panel: the Sigstore bundle', () => {
     await page.close();
   });
 
+  it('fails only the key-window check when the JWKS says the bundle key expired at the integration time', async () => {
+    const integratedTime = Number(entryOf(served).integratedTime);
+    const { page, panel } = await openVerifyPanel(browser, `${registry.url}${VERSION_PAGE}`, async (p) => {
+      await p.route(`${registry.url}/.well-known/jwks.json`, async (route) => {
+        const response = await route.fetch();
+        const jwks = (await response.json()) as { keys: { kid: string; exp?: number }[] };
+        const bundleKey = jwks.keys.find((key) => key.kid === kidOf());
+        expect(bundleKey).toBeDefined();
+        bundleKey!.exp = integratedTime; // exp is exclusive: the key was no longer valid at that second
+        await route.fulfill({ response, body: JSON.stringify(jwks) });
+      });
+    });
+    expectOnlyBundleFailures(panel, {
+      'bundle-key-window': `bundle key ${kidOf()} was not the registry's bundle key when the log integrated the entry`,
+    });
+    await page.close();
+  });
+
   it("fails the bundle's checkpoint check (and so its inclusion) when its checkpoint signature is altered", async () => {
     const { page, panel } = await verifyAltered((bundle) => {
       const checkpoint = entryOf(bundle).inclusionProof.checkpoint;
