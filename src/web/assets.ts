@@ -1,5 +1,6 @@
 // The pages' static assets, served from the package itself (no CDN): the browser verification script
-// (assets/verify.js, an ES module), the approvals pages' script and its words (assets/approvals.js,
+// (assets/verify.js, an ES module, and the modules it imports: assets/verify-bundle.js for the Sigstore bundle's
+// checks, assets/verify-common.js for what both share), the approvals pages' script and its words (assets/approvals.js,
 // assets/approval-words.js) and the stylesheet, each with a strong ETag (RFC 9110 §8.8.3) and revalidation.
 
 import { createHash } from 'node:crypto';
@@ -19,6 +20,14 @@ const SOURCES: Readonly<Record<string, { contentType: string; read: () => Uint8A
     contentType: 'text/javascript; charset=utf-8',
     // Beside this module in src/web/ and in the built dist/web/ alike.
     read: () => new Uint8Array(readFileSync(new URL('./assets/verify.js', import.meta.url))),
+  },
+  'verify-bundle.js': {
+    contentType: 'text/javascript; charset=utf-8',
+    read: () => new Uint8Array(readFileSync(new URL('./assets/verify-bundle.js', import.meta.url))),
+  },
+  'verify-common.js': {
+    contentType: 'text/javascript; charset=utf-8',
+    read: () => new Uint8Array(readFileSync(new URL('./assets/verify-common.js', import.meta.url))),
   },
   'approvals.js': {
     contentType: 'text/javascript; charset=utf-8',

@@ -1,6 +1,7 @@
 // GET /ui/manifests/{namespace}/{name}/{version} — the manifest as a person reads it: each tool (tool-view.tsx), what
 // the attestation says (publisher, stored at, key id, log index), and the "Verified in this browser" panel that
-// assets/verify.js fills in by checking everything itself with WebCrypto (nothing the page says is trusted there).
+// assets/verify.js fills in by checking everything itself with WebCrypto (nothing the page says is trusted there):
+// the JWS attestation's checks, then the Sigstore bundle's (issue 26 §3, assets/verify-bundle.js).
 
 import type { FC } from 'hono/jsx';
 import type { WitnessKeyView } from '../http/app-env.ts';
@@ -20,6 +21,16 @@ export const VERIFY_CHECKS: readonly { id: string; label: string }[] = [
   { id: 'key-window', label: 'The key was valid when the registry stored the manifest (storedAt)' },
   { id: 'checkpoint', label: 'The log checkpoint is signed by the log key (C2SP signed note)' },
   { id: 'inclusion', label: 'The attestation is in the log: its inclusion proof leads to the checkpoint root' },
+];
+
+/** The Sigstore bundle's checks, in the browser's order (ids are what assets/verify-bundle.js reports on). */
+export const BUNDLE_VERIFY_CHECKS: readonly { id: string; label: string }[] = [
+  { id: 'bundle-signature', label: 'Envelope signature: DSSE signed (ECDSA P-256) by the bundle key its hint names' },
+  { id: 'bundle-statement', label: "Statement matches: the JWS's statement, for this name@version and these bytes" },
+  { id: 'bundle-key-window', label: "Key window: the key was valid at the log's signed integration time" },
+  { id: 'bundle-log-entry', label: 'Log entry: the hashedrekord body is the one rebuilt here, in this log' },
+  { id: 'bundle-checkpoint', label: "Checkpoint: the bundle's checkpoint is signed by the log key" },
+  { id: 'bundle-inclusion', label: 'Inclusion: its proof leads from the rebuilt entry to that checkpoint root' },
 ];
 
 interface VersionView {
@@ -135,21 +146,17 @@ const VerifyPanel: FC<{ witnesses: readonly WitnessKeyView[] }> = ({ witnesses }
   >
     <h2 id="verify-title">Verified in this browser</h2>
     <p class="muted">
-      This browser fetches the exact bytes, the attestation, the registry's keys, the log checkpoint, the log key and an
-      inclusion proof from the API, and checks them itself (WebCrypto Ed25519 and SHA-256).
+      This browser fetches the exact bytes, the attestation, the Sigstore bundle, the registry's keys, the log
+      checkpoint, the log key and an inclusion proof from the API, and checks them itself (WebCrypto Ed25519, ECDSA
+      P-256 and SHA-256).
     </p>
     <p class="summary" data-verify-summary="" aria-live="polite">
       Not checked yet: the checks run in this browser with JavaScript.
     </p>
-    <ol class="checks">
-      {VERIFY_CHECKS.map((check) => (
-        <li data-check={check.id} data-state="pending">
-          <span class="state">pending</span>
-          <span class="label">{check.label}</span>
-          <span class="reason" />
-        </li>
-      ))}
-    </ol>
+    <h3>JWS attestation</h3>
+    <CheckList checks={VERIFY_CHECKS} />
+    <h3>Sigstore bundle</h3>
+    <CheckList checks={BUNDLE_VERIFY_CHECKS} />
     {witnesses.length > 0 && (
       <>
         <h3>Witness cosignatures</h3>
@@ -165,6 +172,18 @@ const VerifyPanel: FC<{ witnesses: readonly WitnessKeyView[] }> = ({ witnesses }
       </p>
     </noscript>
   </section>
+);
+
+const CheckList: FC<{ checks: readonly { id: string; label: string }[] }> = ({ checks }) => (
+  <ol class="checks">
+    {checks.map((check) => (
+      <li data-check={check.id} data-state="pending">
+        <span class="state">pending</span>
+        <span class="label">{check.label}</span>
+        <span class="reason" />
+      </li>
+    ))}
+  </ol>
 );
 
 const AttestationFacts: FC<{ view: VersionView }> = ({ view }) => {

@@ -67,6 +67,50 @@ export function watchPage(page: Page): { violations: string[]; errors: string[] 
   return seen;
 }
 
+// ── the verification panel ────────────────────────────────────────────────
+
+/** The panel's JWS checks, then its Sigstore bundle checks (src/web/version-page.tsx), in the page's order. */
+export const JWS_CHECKS = ['signature', 'subject', 'digest', 'key-window', 'checkpoint', 'inclusion'];
+export const BUNDLE_CHECKS = [
+  'bundle-signature',
+  'bundle-statement',
+  'bundle-key-window',
+  'bundle-log-entry',
+  'bundle-checkpoint',
+  'bundle-inclusion',
+];
+export const PANEL_CHECKS = [...JWS_CHECKS, ...BUNDLE_CHECKS];
+
+export interface PanelState {
+  verdict: string | undefined;
+  summary: string;
+  checks: Record<string, { state: string | undefined; reason: string }>;
+}
+
+/** Open `url` in a new page (after `intercept` is installed) and read the panel once every check has finished. */
+export async function openVerifyPanel(
+  browser: BrowserContext,
+  url: string,
+  intercept?: (page: Page) => Promise<void>,
+): Promise<{ page: Page; panel: PanelState }> {
+  const page = await browser.newPage();
+  await intercept?.(page);
+  await page.goto(url);
+  await page.waitForSelector('[data-verify][data-state="passed"], [data-verify][data-state="failed"]');
+  const section = page.locator('[data-verify]');
+  const checks: PanelState['checks'] = {};
+  for (const id of PANEL_CHECKS) {
+    const item = section.locator(`[data-check="${id}"]`);
+    checks[id] = {
+      state: (await item.getAttribute('data-state')) ?? undefined,
+      reason: (await item.locator('.reason').textContent()) ?? '',
+    };
+  }
+  const verdict = (await section.getAttribute('data-state')) ?? undefined;
+  const summary = (await section.locator('[data-verify-summary]').textContent()) ?? '';
+  return { page, panel: { verdict, summary, checks } };
+}
+
 // ── the registry ──────────────────────────────────────────────────────────
 
 export interface SeededRegistry {

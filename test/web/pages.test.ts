@@ -258,6 +258,13 @@ describe('the web pages', () => {
       headers: { 'If-None-Match': script.headers.get('etag')! },
     });
     expect(again.status).toBe(304);
+    // The modules verify.js imports (the bundle group and what both groups share) are served the same way.
+    for (const module of ['verify-bundle.js', 'verify-common.js']) {
+      const imported = await fetch(`${registry.url}/ui/assets/${module}`);
+      expect(imported.status, module).toBe(200);
+      expect(imported.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+      expect(await imported.text()).toMatch(/^\/\/ /);
+    }
     const api = await fetch(`${registry.url}/v1/manifests`);
     expect(api.headers.get('content-type')).toMatch(/^application\/json/);
     expect(api.headers.get('content-security-policy')).toBeNull();

@@ -5,17 +5,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page, Route } from 'playwright-core';
 import { cleanupTempDirs } from '../helpers/registry-helpers.ts';
-import { launchBrowser, saveScreenshot, type SeededRegistry, startSeededRegistry } from './helpers.ts';
+import {
+  BUNDLE_CHECKS,
+  launchBrowser,
+  openVerifyPanel,
+  PANEL_CHECKS as CHECKS,
+  type PanelState,
+  saveScreenshot,
+  type SeededRegistry,
+  startSeededRegistry,
+} from './helpers.ts';
 
 const VERSION_PAGE = '/ui/manifests/io.github.acme/payments/1.1.0';
 const BYTES = '/v1/manifests/io.github.acme/payments/1.1.0';
-const CHECKS = ['signature', 'subject', 'digest', 'key-window', 'checkpoint', 'inclusion'];
-
-interface PanelState {
-  verdict: string | undefined;
-  summary: string;
-  checks: Record<string, { state: string | undefined; reason: string }>;
-}
 
 describe('the verification panel', () => {
   let registry: SeededRegistry;
@@ -32,25 +34,8 @@ describe('the verification panel', () => {
   });
 
   /** Open the version page (after `intercept` is installed) and read the panel once every check has finished. */
-  async function verifyInBrowser(
-    intercept?: (page: Page) => Promise<void>,
-  ): Promise<{ page: Page; panel: PanelState }> {
-    const page = await browser.newPage();
-    await intercept?.(page);
-    await page.goto(`${registry.url}${VERSION_PAGE}`);
-    await page.waitForSelector('[data-verify][data-state="passed"], [data-verify][data-state="failed"]');
-    const section = page.locator('[data-verify]');
-    const checks: PanelState['checks'] = {};
-    for (const id of CHECKS) {
-      const item = section.locator(`[data-check="${id}"]`);
-      checks[id] = {
-        state: (await item.getAttribute('data-state')) ?? undefined,
-        reason: (await item.locator('.reason').textContent()) ?? '',
-      };
-    }
-    const verdict = (await section.getAttribute('data-state')) ?? undefined;
-    const summary = (await section.locator('[data-verify-summary]').textContent()) ?? '';
-    return { page, panel: { verdict, summary, checks } };
+  function verifyInBrowser(intercept?: (page: Page) => Promise<void>): Promise<{ page: Page; panel: PanelState }> {
+    return openVerifyPanel(browser, `${registry.url}${VERSION_PAGE}`, intercept);
   }
 
   const states = (panel: PanelState) => CHECKS.map((id) => `${id} ${panel.checks[id]?.state}`);
@@ -64,7 +49,7 @@ describe('the verification panel', () => {
     const { page, panel } = await verifyInBrowser();
     expect(states(panel)).toEqual(CHECKS.map((id) => `${id} passed`));
     expect(panel.verdict).toBe('passed');
-    expect(panel.summary).toBe('All 6 checks passed in this browser.');
+    expect(panel.summary).toBe('All 12 checks passed in this browser.');
     expect(panel.checks['digest']?.reason).toMatch(/^sha256:[0-9a-f]{64} \(\d+ bytes\)$/);
     expect(panel.checks['inclusion']?.reason).toMatch(/^leaf \d+ of 12, \d+ proof hashes$/);
     await saveScreenshot(page, 'verify-passed');
@@ -81,17 +66,21 @@ describe('the verification panel', () => {
       state: 'failed',
       reason: expect.stringMatching(/^the bytes received hash to sha256:[0-9a-f]{64}, the attestation covers sha256:/),
     });
-    // The attestation itself is untouched: its signature, key window and log proof still hold.
-    expect(states(panel)).toEqual([
-      'signature passed',
-      'subject passed',
-      'digest failed',
-      'key-window passed',
-      'checkpoint passed',
-      'inclusion passed',
-    ]);
+    // The attestation itself is untouched: its signature, key window and log proof still hold; the bundle's statement
+    // covers the digest the bytes no longer have, and nothing else in the bundle depends on the bytes.
+    expect(panel.checks['bundle-statement']).toEqual({
+      state: 'failed',
+      reason: expect.stringMatching(
+        /^the DSSE statement covers sha256:[0-9a-f]{64}, the bytes received hash to sha256:/,
+      ),
+    });
+    expect(states(panel)).toEqual(
+      CHECKS.map((id) => `${id} ${id === 'digest' || id === 'bundle-statement' ? 'failed' : 'passed'}`),
+    );
     expect(panel.verdict).toBe('failed');
-    expect(panel.summary).toContain('1 of 6 checks failed in this browser: digest.');
+    expect(panel.summary).toBe(
+      '2 of 12 checks failed in this browser: digest, bundle-statement. Do not trust this manifest.',
+    );
     await saveScreenshot(page, 'verify-tampered-bytes');
     await page.close();
   });
@@ -111,6 +100,8 @@ describe('the verification panel', () => {
       reason: expect.stringMatching(/^the Ed25519 signature does not verify with key /),
     });
     expect(panel.checks['digest']?.state).toBe('passed');
+    // The bundle's statement is still the JWS's payload (only the JWS signature changed): the bundle group passes.
+    expect(BUNDLE_CHECKS.map((id) => panel.checks[id]?.state)).toEqual(BUNDLE_CHECKS.map(() => 'passed'));
     // The altered attestation is not the logged leaf either.
     expect(panel.checks['inclusion']).toEqual({
       state: 'failed',
@@ -140,6 +131,8 @@ describe('the verification panel', () => {
       reason: 'there is no verified checkpoint to prove inclusion against',
     });
     expect(panel.checks['signature']?.state).toBe('passed');
+    // The bundle carries its own checkpoint (not the one altered here): its checks pass.
+    expect(BUNDLE_CHECKS.map((id) => panel.checks[id]?.state)).toEqual(BUNDLE_CHECKS.map(() => 'passed'));
     await page.close();
   });
 
@@ -150,6 +143,9 @@ describe('the verification panel', () => {
     expect(Object.values(panel.checks).map((check) => check.state)).toEqual(CHECKS.map(() => 'failed'));
     expect(panel.checks['digest']?.reason).toMatch(
       /^GET \/v1\/manifests\/io\.github\.acme\/payments\/1\.1\.0\/attestation failed/,
+    );
+    expect(panel.checks['bundle-signature']?.reason).toMatch(
+      /^GET \/v1\/manifests\/io\.github\.acme\/payments\/1\.1\.0\/bundle failed/,
     );
     await page.close();
   });

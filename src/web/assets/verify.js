@@ -8,112 +8,42 @@
 //   key-window — nbf <= storedAt < exp, in seconds (checkStatement in src/attest/jws.ts);
 //   checkpoint — a C2SP signed note by the log key, whose origin is the key's name (src/log/note.ts, checkpoint.ts);
 //   inclusion  — RFC 9162 §2.1.3.2 from RFC 6962 hashLeaf(attestation) to the checkpoint root (src/log/merkle-verify.ts).
+// A second group checks the version's Sigstore bundle the same way (issue 26 §3; ./verify-bundle.js, bundle-* ids);
+// what both groups share is in ./verify-common.js (ES modules served beside this one, same origin).
 // With the registry's witnesses listed on the panel (data-witnesses: "NAME VKEY" lines), each cosignature on the
 // checkpoint by one of them is verified (C2SP tlog-cosignature, Ed25519 over "cosignature/v1\ntime T\n" + the
 // checkpoint text; src/log/cosignature.ts) and listed; one that does not verify fails the checkpoint check.
 // The name@version comes from this page's own URL. Output is text only (textContent), never markup.
 
+import { BUNDLE_CHECK_IDS, startBundleChecks } from './verify-bundle.js';
+import {
+  CheckFailure,
+  decodeBase64,
+  decodeBase64url,
+  encodeBase64url,
+  encoder,
+  fail,
+  fetchFromApi,
+  isObject,
+  manifestApiPath,
+  parseJsonText,
+  parseStatement,
+  parseVerifierString,
+  quiet,
+  readWitnesses,
+  sha256,
+  toHex,
+  utf8,
+  verifyCheckpointNote,
+  verifyCosignatures,
+  verifyEd25519,
+  verifyInclusion,
+} from './verify-common.js';
+
 const ATTESTATION_TYPE = 'application/vnd.toolseal.attestation.v1+jws';
-const STATEMENT_TYPE = 'https://in-toto.io/Statement/v1';
-const PREDICATE_TYPE = 'https://toolseal.dev/attestation/publish/v1';
-const CHECK_IDS = ['signature', 'subject', 'digest', 'key-window', 'checkpoint', 'inclusion'];
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-const encoder = new TextEncoder();
-
-/** A check that did not pass, with the reason shown beside it. */
-class CheckFailure extends Error {}
-
-function fail(reason) {
-  throw new CheckFailure(reason);
-}
-
-// ── bytes ──────────────────────────────────────────────────────────────────
-
-function encodeBase64(bytes) {
-  let binary = '';
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary);
-}
-
-/** Strict RFC 4648 §4 base64 (canonical padding and trailing bits), or undefined. */
-function decodeBase64(text) {
-  if (typeof text !== 'string' || text.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(text)) return undefined;
-  const bytes = Uint8Array.from(atob(text), (char) => char.charCodeAt(0));
-  return encodeBase64(bytes) === text ? bytes : undefined;
-}
-
-/** Unpadded base64url (RFC 7515 §2), or undefined. */
-function decodeBase64url(text) {
-  if (typeof text !== 'string' || text.length % 4 === 1 || !/^[A-Za-z0-9_-]*$/.test(text)) return undefined;
-  const standard = text.replace(/-/g, '+').replace(/_/g, '/');
-  return decodeBase64(standard + '='.repeat((4 - (standard.length % 4)) % 4));
-}
-
-function encodeBase64url(bytes) {
-  return encodeBase64(bytes).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
-}
-
-function toHex(bytes) {
-  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('');
-}
-
-function concatBytes(...parts) {
-  const out = new Uint8Array(parts.reduce((total, part) => total + part.byteLength, 0));
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.byteLength;
-  }
-  return out;
-}
-
-function equalBytes(a, b) {
-  return a.byteLength === b.byteLength && a.every((byte, index) => byte === b[index]);
-}
-
-async function sha256(...parts) {
-  return new Uint8Array(await crypto.subtle.digest('SHA-256', concatBytes(...parts)));
-}
-
-async function verifyEd25519(publicKey, signature, message) {
-  const key = await crypto.subtle.importKey('raw', publicKey, { name: 'Ed25519' }, false, ['verify']);
-  return crypto.subtle.verify({ name: 'Ed25519' }, key, signature, message);
-}
-
-function parseJsonText(text, what) {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return fail(`${what} is not JSON`);
-  }
-}
-
-function isObject(value) {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-// ── fetching (the public API only) ─────────────────────────────────────────
-
-function manifestApiPath(name, version) {
-  return `/v1/manifests/${name.split('/').map(encodeURIComponent).join('/')}/${encodeURIComponent(version)}`;
-}
-
-async function fetchFromApi(path, as) {
-  let response;
-  try {
-    response = await fetch(path, { cache: 'no-store', credentials: 'omit', redirect: 'error' });
-  } catch (error) {
-    return fail(`GET ${path} failed: ${error instanceof Error ? error.message : String(error)}`);
-  }
-  if (!response.ok) fail(`GET ${path} answered ${response.status}`);
-  return as === 'bytes' ? new Uint8Array(await response.arrayBuffer()) : response.text();
-}
-
-/** `promise`, marked handled: it is awaited later by every check that needs it (its failure is their reason). */
-function quiet(promise) {
-  promise.catch(() => undefined);
-  return promise;
-}
+const JWS_CHECK_IDS = ['signature', 'subject', 'digest', 'key-window', 'checkpoint', 'inclusion'];
+/** Every check of the panel, the JWS group then the bundle group, in the page's order. */
+const CHECK_IDS = [...JWS_CHECK_IDS, ...BUNDLE_CHECK_IDS];
 
 /** Every request at once; each is awaited where a check needs it. */
 function startFetches(name, version) {
@@ -125,29 +55,8 @@ function startFetches(name, version) {
     jwks: settle(fetchFromApi('/.well-known/jwks.json', 'text').then((text) => parseJsonText(text, 'the JWKS'))),
     logKey: settle(fetchFromApi('/v1/log/key', 'text')),
     checkpoint: settle(fetchFromApi('/v1/log/checkpoint', 'text')),
+    bundle: settle(fetchFromApi(`${path}/bundle`, 'text')),
   };
-}
-
-// ── the attestation (src/attest/jws.ts decodeAttestation, parseStatement) ──────
-
-function parseStatement(payloadBytes) {
-  let statement;
-  try {
-    statement = JSON.parse(utf8.decode(payloadBytes));
-  } catch {
-    return fail('the attestation payload is not JSON');
-  }
-  const subject = Array.isArray(statement?.subject) ? statement.subject[0] : undefined;
-  const ok =
-    statement?._type === STATEMENT_TYPE &&
-    statement.predicateType === PREDICATE_TYPE &&
-    statement.subject.length === 1 &&
-    typeof subject?.name === 'string' &&
-    typeof subject.digest?.sha256 === 'string' &&
-    /^[0-9a-f]{64}$/.test(subject.digest.sha256) &&
-    typeof statement.predicate?.storedAt === 'string';
-  if (!ok) fail('the attestation payload is not a toolseal publish statement');
-  return statement;
 }
 
 function checkUnprotectedHeader(jws, header) {
@@ -187,7 +96,7 @@ function parseAttestation(bytes) {
     fail(`the JWS header must be {alg: EdDSA, typ: ${ATTESTATION_TYPE}, kid} without crit`);
   checkUnprotectedHeader(jws, header);
   const signingInput = encoder.encode(`${jws.protected}.${jws.payload}`);
-  return { bytes, kid: header.kid, signature, signingInput, statement: parseStatement(payloadBytes) };
+  return { bytes, kid: header.kid, signature, signingInput, payloadBytes, statement: parseStatement(payloadBytes) };
 }
 
 // ── the signing key (src/attest/jwks.ts selectUsableKeys) ──────────────────
@@ -263,74 +172,6 @@ async function checkKeyWindow(attestation, key) {
   return `stored at ${storedAt}; key valid from ${new Date(nbf * 1000).toISOString()}${exp === undefined ? '' : ` until ${new Date(exp * 1000).toISOString()}`}`;
 }
 
-// ── the log: key, checkpoint (src/log/note.ts, src/log/checkpoint.ts) ───────
-
-/**
- * A note verifier key `name+hex8+base64` split at its first two '+' (the base64 key may hold '+' itself), or
- * undefined when it has no such shape.
- */
-function splitVerifierKey(line) {
-  const first = line.indexOf('+');
-  const second = first < 0 ? -1 : line.indexOf('+', first + 1);
-  const name = line.slice(0, Math.max(first, 0));
-  const hex = line.slice(first + 1, second);
-  if (second < 0 || !name || /\s/.test(name) || !/^[0-9a-fA-F]{8}$/.test(hex)) return undefined;
-  return { name, hex, keyText: line.slice(second + 1) };
-}
-
-/** A C2SP verifier string `name+hex8(key ID)+base64(0x01 || key)`, its key ID checked. */
-async function parseVerifierString(text) {
-  const parts = splitVerifierKey(text.trim());
-  if (parts === undefined) fail('the log key is not a note verifier string');
-  const { name, hex } = parts;
-  const typed = decodeBase64(parts.keyText);
-  if (typed === undefined || typed.byteLength !== 33 || typed[0] !== 0x01) fail('the log key is not an Ed25519 key');
-  const publicKey = typed.slice(1);
-  const hash = await sha256(encoder.encode(name), new Uint8Array([0x0a, 0x01]), publicKey);
-  const keyId = new DataView(hash.buffer).getUint32(0);
-  if (keyId !== Number.parseInt(hex, 16)) fail('the log key ID does not match its name and key');
-  return { name, keyId, publicKey };
-}
-
-/** Split a signed note into its text and signature lines (signed-note "Format"). */
-function parseNote(note) {
-  if (/[\u0000-\u0009\u000B-\u001F]/.test(note)) fail('the checkpoint holds a control character');
-  const split = note.lastIndexOf('\n\n');
-  if (split < 0) fail('the checkpoint has no blank line before its signatures');
-  const body = note.slice(0, split + 1);
-  const block = note.slice(split + 2);
-  if (block.length === 0 || !block.endsWith('\n')) fail('the checkpoint signature block is malformed');
-  const signatures = block
-    .slice(0, -1)
-    .split('\n')
-    .map((line) => {
-      const match = /^\u2014 (\S+) (\S+)$/.exec(line);
-      const blob = match ? decodeBase64(match[2]) : undefined;
-      if (!match || blob === undefined || blob.byteLength < 5) fail('a checkpoint signature line is malformed');
-      return { name: match[1], keyId: new DataView(blob.buffer).getUint32(0), signature: blob.slice(4) };
-    });
-  return { body, signatures };
-}
-
-/** Verify the note with the log key (every signature by it must verify, at least one), then read the checkpoint. */
-async function verifyCheckpointNote(note, verifier) {
-  const { body, signatures } = parseNote(note);
-  const own = signatures.filter((s) => s.name === verifier.name && s.keyId === verifier.keyId);
-  if (own.length === 0) fail(`the checkpoint has no signature by the log key ${verifier.name}`);
-  for (const { signature } of own) {
-    if (signature.byteLength !== 64 || !(await verifyEd25519(verifier.publicKey, signature, encoder.encode(body))))
-      fail(`the checkpoint signature by ${verifier.name} does not verify`);
-  }
-  const [origin, sizeText, rootText, ...rest] = body.slice(0, -1).split('\n');
-  if (rest.some((line) => line.length === 0)) fail('the checkpoint has an empty extension line');
-  if (origin !== verifier.name) fail(`the checkpoint origin ${origin} is not the log ${verifier.name}`);
-  if (!/^(0|[1-9][0-9]*)$/.test(sizeText ?? '') || !Number.isSafeInteger(Number(sizeText)))
-    fail('the checkpoint tree size is not a decimal integer');
-  const rootHash = decodeBase64(rootText ?? '');
-  if (rootHash === undefined || rootHash.byteLength !== 32) fail('the checkpoint root hash is not 32 bytes of base64');
-  return { origin, size: Number(sizeText), rootHash, rootText };
-}
-
 async function checkCheckpoint(state, fetches) {
   const verifier = await parseVerifierString(await fetches.logKey);
   const note = await fetches.checkpoint;
@@ -340,47 +181,10 @@ async function checkCheckpoint(state, fetches) {
   return `log ${checkpoint.origin}, tree size ${checkpoint.size}, root ${checkpoint.rootText}${cosigned}`;
 }
 
-// ── witness cosignatures (C2SP tlog-cosignature; src/log/cosignature.ts) ──────
-
-/** The panel's witness list: one "NAME VKEY" per line, each vkey `name+hex8(key ID)+base64(0x04 || key)`. */
-async function readWitnesses(text) {
-  const witnesses = [];
-  for (const line of (text ?? '').split('\n')) {
-    const [policyName, vkey] = line.trim().split(' ');
-    if (!policyName || !vkey) continue;
-    const parts = splitVerifierKey(vkey);
-    if (parts === undefined) continue;
-    const { name, hex } = parts;
-    const typed = decodeBase64(parts.keyText);
-    if (typed?.byteLength !== 33 || typed[0] !== 0x04) continue;
-    const publicKey = typed.slice(1);
-    const hash = await sha256(encoder.encode(name), new Uint8Array([0x0a, 0x04]), publicKey);
-    if (new DataView(hash.buffer).getUint32(0) !== Number.parseInt(hex, 16)) continue;
-    witnesses.push({ policyName, name, keyId: Number.parseInt(hex, 16), publicKey });
-  }
-  return witnesses;
-}
-
-/**
- * Verify every cosignature on `note` by a listed witness and list each (verified, with its time); a listed witness's
- * cosignature that does not verify fails the check. Returns the text appended to the checkpoint's detail.
- */
+/** The listed witnesses' cosignatures on the checkpoint, verified (verifyCosignatures) and listed on the panel. */
 async function checkCosignatures(note, witnesses, panel) {
   if (witnesses.length === 0) return '';
-  const { body, signatures } = parseNote(note);
-  const rows = [];
-  for (const line of signatures) {
-    const witness = witnesses.find((w) => w.name === line.name && w.keyId === line.keyId);
-    if (witness === undefined) continue;
-    const blob = line.signature;
-    const timestamp = blob.byteLength === 72 ? new DataView(blob.buffer, blob.byteOffset).getBigUint64(0) : undefined;
-    const message = encoder.encode(`cosignature/v1\ntime ${timestamp}\n${body}`);
-    const valid = timestamp !== undefined && (await verifyEd25519(witness.publicKey, blob.slice(8), message));
-    if (!valid) fail(`the cosignature by witness ${witness.policyName} (${witness.name}) does not verify`);
-    rows.push(
-      `${witness.policyName} (${witness.name}): verified, cosigned ${new Date(Number(timestamp) * 1000).toISOString()}`,
-    );
-  }
+  const rows = await verifyCosignatures(note, witnesses);
   const list = panel.querySelector('[data-cosignatures]');
   if (list) {
     list.replaceChildren(
@@ -393,33 +197,6 @@ async function checkCosignatures(note, witnesses, panel) {
     );
   }
   return `; ${rows.length} of ${witnesses.length} witnesses cosigned it (verified here)`;
-}
-
-// ── inclusion (RFC 9162 §2.1.3.2; src/log/merkle-verify.ts) ─────────────────
-
-async function verifyInclusion(leafHash, index, size, proof, rootHash) {
-  if (!Number.isSafeInteger(index) || index < 0 || index >= size)
-    fail(`leaf ${index} is not in a tree of size ${size}`);
-  let fn = index;
-  let sn = size - 1;
-  let r = leafHash;
-  const node = (left, right) => sha256(new Uint8Array([0x01]), left, right);
-  for (const p of proof) {
-    if (sn === 0) fail('the inclusion proof is too long');
-    if (fn % 2 === 1 || fn === sn) {
-      r = await node(p, r);
-      while (fn % 2 === 0 && fn !== 0) {
-        fn = Math.floor(fn / 2);
-        sn = Math.floor(sn / 2);
-      }
-    } else {
-      r = await node(r, p);
-    }
-    fn = Math.floor(fn / 2);
-    sn = Math.floor(sn / 2);
-  }
-  if (sn !== 0) fail('the inclusion proof is too short');
-  if (!equalBytes(r, rootHash)) fail("the inclusion proof does not lead to the checkpoint's root");
 }
 
 /** The log index is only a lookup key: the proof decides whether this attestation is that leaf. */
@@ -475,8 +252,9 @@ function runChecks(panel, name, version) {
   const state = { checkpoint: undefined, panel, witnesses: [] };
   const attestation = quiet(fetches.attestation.then(parseAttestation));
   const key = quiet(Promise.all([attestation, fetches.jwks]).then(([att, jwks]) => selectKey(jwks, att.kid)));
-  const checkpointDone = readWitnesses(panel.dataset.witnesses).then((witnesses) => {
-    state.witnesses = witnesses;
+  const witnesses = readWitnesses(panel.dataset.witnesses);
+  const checkpointDone = witnesses.then((listed) => {
+    state.witnesses = listed;
     return checkCheckpoint(state, fetches);
   });
   const work = {
@@ -492,6 +270,16 @@ function runChecks(panel, name, version) {
       name,
       version,
     ),
+    ...startBundleChecks({
+      name,
+      version,
+      bundleText: fetches.bundle,
+      bytes: fetches.bytes,
+      attestation,
+      jwks: fetches.jwks,
+      logKey: fetches.logKey,
+      witnesses,
+    }),
   };
   return Promise.all(
     CHECK_IDS.map((id) =>
