@@ -37,6 +37,37 @@ function placeOf(url: string, functionName: string): string {
   return ours ? `src/${ours[1]}` : path;
 }
 
+/** Who calls the heaviest native functions (writev, run, fsync…): their nearest JavaScript frames, by self time. */
+function printNativeCallers(nodes: readonly ProfileNode[], share: (hits: number) => string): void {
+  const byId = new Map(nodes.map((node) => [node.id, node]));
+  const parentOf = new Map<number, ProfileNode>();
+  for (const node of nodes) for (const child of node.children ?? []) parentOf.set(child, node);
+  const natives = new Map<string, number>();
+  for (const node of nodes) {
+    const { functionName, url } = node.callFrame;
+    if (url === '' && !functionName.startsWith('(') && functionName !== '') {
+      natives.set(functionName, (natives.get(functionName) ?? 0) + (node.hitCount ?? 0));
+    }
+  }
+  for (const [name] of [...natives].sort((a, b) => b[1] - a[1]).slice(0, 3)) {
+    const callers = new Map<string, number>();
+    for (const node of nodes) {
+      if (node.callFrame.functionName !== name || node.callFrame.url !== '' || !node.hitCount) continue;
+      const chain: string[] = [];
+      for (let up = parentOf.get(node.id); up && chain.length < 3; up = parentOf.get(up.id)) {
+        const frame = byId.get(up.id)!.callFrame;
+        if (frame.url === '' || frame.url.startsWith('node:')) continue;
+        chain.push(`${frame.functionName || '(anonymous)'} ${placeOf(frame.url, '')}:${frame.lineNumber + 1}`);
+      }
+      const key = chain.join(' < ') || '(no JavaScript caller)';
+      callers.set(key, (callers.get(key) ?? 0) + node.hitCount);
+    }
+    console.log(`  callers of ${name}:`);
+    for (const [chain, hits] of [...callers].sort((a, b) => b[1] - a[1]).slice(0, 4))
+      console.log(`    ${share(hits)}  ${chain}`);
+  }
+}
+
 async function openDatabase(kind: string): Promise<{ url?: string; drop(): Promise<void> }> {
   if (kind === 'sqlite') return { drop: async () => {} };
   const name = `toolseal_profile_${randomBytes(6).toString('hex')}`;
@@ -131,6 +162,7 @@ async function main(): Promise<void> {
     console.log('  main thread, self time by function (top 25):');
     for (const [where, hits] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, 25))
       console.log(`    ${share(hits)}  ${where}`);
+    printNativeCallers(nodes, share);
   } finally {
     session.disconnect();
     load.close();
