@@ -13,14 +13,14 @@ import {
   serializeStatementJcs,
   type SigningKey,
 } from '../attest/index.ts';
-import type { PublisherRecord, Store, VersionRecord } from '../store/index.ts';
+import type { CheckpointRecord, PublisherRecord, Store, VersionRecord } from '../store/index.ts';
 import type { PipelineOutput } from './pipeline-runner.ts';
 import { assertPublisherCurrent } from './publishers.ts';
 import type { CheckpointRecorder, InclusionProof, TransparencyLog } from './transparency-log.ts';
 import { CheckpointFileRecorder } from './rollback-guard.ts';
 import { loadSigningKey } from '../keys/key-files.ts';
 import { provenanceMemberOf } from './trust-rules.ts';
-import { BundleKeySource, logPendingBundles, type PendingBundle, seconds } from './sigstore-bundles.ts';
+import { BundleKeySource, type PendingBundle, seconds, storeLoggedBundles } from './sigstore-bundles.ts';
 
 export interface CommitOutcome {
   /** False when the same name@version with the same digest was already stored (idempotent). */
@@ -142,6 +142,8 @@ export class GroupCommitter implements PublishCommitter {
   private async tryCommit(batch: QueuedPublish[]): Promise<boolean> {
     const { store, log } = this.options;
     let settlements: (() => void)[];
+    /** The checkpoint the batch's answers prove inclusion in (signed in the transaction, or the latest). */
+    let answeredUnder: CheckpointRecord | undefined;
     try {
       settlements = await store.transaction(async () => {
         const key = await this.currentSigningKey();
@@ -184,9 +186,12 @@ export class GroupCommitter implements PublishCommitter {
         if (committed.length === 0) return settled;
         // Signed before the commit: an acknowledged publish is in a signed checkpoint, never only in the tree.
         // (Also when only an idempotent publish's leaf is beyond the latest checkpoint, which a crash can leave.)
-        const latest = await store.latestCheckpoint();
-        const uncovered = committed.some(({ stored }) => stored.record.logIndex >= (latest?.size ?? 0));
+        // A new leaf is never covered yet: only a batch of idempotent publishes reads the latest checkpoint first.
+        const latest = fresh.length > 0 ? undefined : await store.latestCheckpoint();
+        const uncovered =
+          fresh.length > 0 || committed.some(({ stored }) => stored.record.logIndex >= (latest?.size ?? 0));
         const checkpoint = uncovered ? await log.signLatestCheckpoint() : latest!;
+        answeredUnder = checkpoint;
         const proofs = await log.proveInclusions(
           committed.map(({ stored }) => stored.record.logIndex),
           checkpoint,
@@ -204,8 +209,7 @@ export class GroupCommitter implements PublishCommitter {
     try {
       // Durably outside the database before any publish of the batch is answered (rollback-guard.ts); inside the
       // sequencer's transaction, by the sequencer once that has committed.
-      const latest = store.isInTransaction() ? undefined : await log.latestCheckpoint();
-      if (latest) await this.recorder.record(latest);
+      if (answeredUnder !== undefined && !store.isInTransaction()) await this.recorder.record(answeredUnder);
     } catch (error) {
       for (const item of batch) item.reject(error);
       return true;
@@ -285,8 +289,12 @@ export class GroupCommitter implements PublishCommitter {
     await store.insertBlobsIfAbsent(
       fresh.map(({ result }) => ({ digest: result.digest, bytes: result.canonicalBytes })),
     );
-    const attestations = await attestationsSigned;
-    const logIndexes = await log.appendLeaves('attestation', attestations);
+    const [attestations, entries] = await Promise.all([attestationsSigned, bundlesSigned]);
+    // Both runs of leaves in one append (the attestations, then their bundles: the log order of issue 26).
+    const [logIndexes, bundleIndexes] = (await log.appendLeafRuns([
+      { kind: 'attestation', datas: attestations },
+      { kind: 'bundle', datas: entries.map(({ leaf }) => leaf) },
+    ])) as [number[], number[]];
     const records = await store.insertVersions(
       fresh.map((item, offset) => ({
         name: item.result.name,
@@ -299,7 +307,6 @@ export class GroupCommitter implements PublishCommitter {
         logIndex: logIndexes[offset]!,
       })),
     );
-    const entries = await bundlesSigned;
     const bundles: PendingBundle[] = entries.map(({ envelope, leaf }, offset) => ({
       versionId: records[offset]!.id,
       kid: statements[offset]!.bundleKey.kid,
@@ -307,7 +314,7 @@ export class GroupCommitter implements PublishCommitter {
       leaf,
       integratedTime: statements[offset]!.integratedTime,
     }));
-    await logPendingBundles(store, log, bundles);
+    await storeLoggedBundles(store, log, bundles, bundleIndexes);
     return fresh.map((item, offset) => ({ item, stored: { created: true, record: records[offset]! } }));
   }
 

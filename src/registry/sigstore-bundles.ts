@@ -99,9 +99,8 @@ export async function signPendingBundle(
 }
 
 /**
- * Inside the caller's transaction: append the bundles' leaves (kind `bundle`) in one go, sign each one's inclusion
- * promise now that its index is known (all at once, off the event loop), and store the parts a bundle is assembled
- * from.
+ * Inside the caller's transaction: append the bundles' leaves (kind `bundle`) in one go, then keep their parts
+ * (storeLoggedBundles).
  */
 export async function logPendingBundles(
   store: BundleStore,
@@ -113,6 +112,19 @@ export async function logPendingBundles(
     'bundle',
     pending.map((bundle) => bundle.leaf),
   );
+  await storeLoggedBundles(store, log, pending, indexes);
+}
+
+/**
+ * Inside the caller's transaction, for bundles whose leaves it appended at `indexes`: sign each one's inclusion promise
+ * now that its index is known (all at once, off the event loop), and store the parts a bundle is assembled from.
+ */
+export async function storeLoggedBundles(
+  store: BundleStore,
+  log: TransparencyLog,
+  pending: readonly PendingBundle[],
+  indexes: readonly number[],
+): Promise<void> {
   const promises = await Promise.all(
     pending.map((bundle, offset) => log.signInclusionPromise(bundle.leaf, bundle.integratedTime, indexes[offset]!)),
   );

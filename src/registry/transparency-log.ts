@@ -166,9 +166,19 @@ export class TransparencyLog {
    * the leaves' indexes.
    */
   async appendLeaves(kind: LogEntryKind, datas: readonly Uint8Array[]): Promise<number[]> {
-    if (datas.length === 0) return [];
+    return (await this.appendLeafRuns([{ kind, datas }]))[0]!;
+  }
+
+  /**
+   * Append runs of leaves of different kinds, one run after the other (a publish batch's attestations, then their
+   * bundles), as appendLeaves does for one: one read of the log size, one of the stored nodes, one write. Returns
+   * each run's indexes.
+   */
+  async appendLeafRuns(runs: readonly { kind: LogEntryKind; datas: readonly Uint8Array[] }[]): Promise<number[][]> {
+    const leaves = runs.flatMap(({ kind, datas }) => datas.map((data) => ({ kind, data })));
+    if (leaves.length === 0) return runs.map(() => []);
     const start = await this.store.getLogSize();
-    const leafHashes = datas.map((data) => hashLeaf(data));
+    const leafHashes = leaves.map(({ data }) => hashLeaf(data));
     const nodes = await this.withStoredNodes((stored) => {
       // Nodes created earlier in this batch are read from here, not from the store.
       const fresh = new Map<string, Uint8Array>();
@@ -184,14 +194,15 @@ export class TransparencyLog {
     });
     // Views, not copies: the stores copy bound bytes when the statement runs.
     const asBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    const entries = datas.map((data, offset) => ({
+    const entries = leaves.map(({ kind, data }, offset) => ({
       index: start + offset,
       kind,
       data: asBuffer(data),
       leafHash: asBuffer(leafHashes[offset]!),
     }));
     await this.store.insertLogLeaves(entries, nodes);
-    return entries.map((entry) => entry.index);
+    let next = start;
+    return runs.map(({ datas }) => datas.map(() => next++));
   }
 
   /** Resolve with a signed checkpoint whose tree includes leaf `index`, signing one if needed (batched). */
@@ -237,44 +248,46 @@ export class TransparencyLog {
    * transaction it joins it: the caller records the checkpoint (recordLatestCheckpoint) once that has committed.
    */
   async signLatestCheckpoint(): Promise<CheckpointRecord> {
-    return await this.store.transaction(async () => {
-      const size = await this.store.getLogSize();
-      const previous = await this.store.latestCheckpoint();
-      if (previous && previous.size === size) return previous;
-      await this.signer?.fence();
-      // A tree smaller than one already signed is a rollback: refuse it as such (generateConsistencyProof
-      // would otherwise throw BAD_REQUEST, which a publish would answer as the client's fault).
-      if (previous && size < previous.size) {
-        throw new ToolsealError(
-          'LOG_INCONSISTENT',
-          `refusing to sign checkpoint: tree size would go back from ${previous.size} to ${size}`,
-        );
-      }
-      const [rootHash, proof] = await this.withStoredNodes(
-        (reader) =>
-          [
-            computeRootHash(reader, size),
-            previous ? generateConsistencyProof(reader, previous.size, size) : [],
-          ] as const,
+    // Inside a caller's transaction no savepoint of its own (two round trips on PostgreSQL): every caller lets a
+    // failure here roll its whole transaction (or its own savepoint) back.
+    if (this.store.isInTransaction()) return await this.signCheckpointInTransaction();
+    return await this.store.transaction(() => this.signCheckpointInTransaction());
+  }
+
+  private async signCheckpointInTransaction(): Promise<CheckpointRecord> {
+    const size = await this.store.getLogSize();
+    const previous = await this.store.latestCheckpoint();
+    if (previous && previous.size === size) return previous;
+    await this.signer?.fence();
+    // A tree smaller than one already signed is a rollback: refuse it as such (generateConsistencyProof
+    // would otherwise throw BAD_REQUEST, which a publish would answer as the client's fault).
+    if (previous && size < previous.size) {
+      throw new ToolsealError(
+        'LOG_INCONSISTENT',
+        `refusing to sign checkpoint: tree size would go back from ${previous.size} to ${size}`,
       );
-      const previousHead = previous
-        ? { size: previous.size, rootHash: parseCheckpoint(bodyOf(previous.note)).rootHash }
-        : undefined;
-      const note = signCheckpoint(
-        { origin: this.origin, size, rootHash },
-        { name: this.origin, privateKey: this.logKey.privateKey },
-        previousHead,
-        proof,
-      );
-      const record: CheckpointRecord = {
-        size,
-        rootHash: Buffer.from(rootHash),
-        note,
-        createdAt: this.clock().toISOString(),
-      };
-      await this.store.insertCheckpoint(record);
-      return record;
-    });
+    }
+    const [rootHash, proof] = await this.withStoredNodes(
+      (reader) =>
+        [computeRootHash(reader, size), previous ? generateConsistencyProof(reader, previous.size, size) : []] as const,
+    );
+    const previousHead = previous
+      ? { size: previous.size, rootHash: parseCheckpoint(bodyOf(previous.note)).rootHash }
+      : undefined;
+    const note = signCheckpoint(
+      { origin: this.origin, size, rootHash },
+      { name: this.origin, privateKey: this.logKey.privateKey },
+      previousHead,
+      proof,
+    );
+    const record: CheckpointRecord = {
+      size,
+      rootHash: Buffer.from(rootHash),
+      note,
+      createdAt: this.clock().toISOString(),
+    };
+    await this.store.insertCheckpoint(record);
+    return record;
   }
 
   async latestCheckpoint(): Promise<CheckpointRecord | undefined> {
