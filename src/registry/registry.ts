@@ -564,6 +564,19 @@ export class Registry {
     return readServedBundle(this.bundleDeps, await this.getVersionRecord(name, version), decorate);
   }
 
+  /**
+   * The Sigstore bundle of the version whose bytes have `digest` (GET /v1/blobs/{digest}/bundle): the bytes declare
+   * their own name and version, so at most one version has them. NOT_FOUND when none does.
+   */
+  async getBundleByDigest(digest: string, decorate?: (note: string) => string): Promise<SigstoreBundleJson> {
+    const [record, ...others] = await this.store.listVersionsByDigest(digest);
+    if (!record) throw new ToolsealError('NOT_FOUND', `no version has the digest ${digest}`);
+    if (others.length > 0 || record.digest !== digest) {
+      throw new ToolsealError('INTEGRITY_ERROR', `the versions stored for ${digest} are not one version of it`);
+    }
+    return readServedBundle(this.bundleDeps, record, decorate);
+  }
+
   /** The Sigstore trusted root of this registry's log and its bundle keys by hint. */
   trustMaterial(): Promise<{ trustedRoot: TrustedRootJson; keyring: Record<string, PublicKeyJson> }> {
     return readTrustMaterial(this.bundleDeps, this.origin);
