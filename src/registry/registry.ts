@@ -211,6 +211,7 @@ export class Registry {
           ),
         afterCommit: () => this.log.recordLatestCheckpoint(),
         onSequencing: () => this.signUncoveredLeaves(sequencing.onEvent),
+        onTakeover: () => this.backfillBundlesOnTakeover(sequencing.onEvent),
         ...(sequencing.onEvent === undefined ? {} : { onEvent: sequencing.onEvent }),
       });
       this.log.useSigner({ canSign: () => this.sequencer!.isSequencer(), fence: () => this.sequencer!.fence() });
@@ -232,7 +233,9 @@ export class Registry {
 
   /**
    * Start sequencing (with several processes), load the active signing key, generating the first one, and the bundle
-   * keys (the first one created beside it); then give every version without a Sigstore bundle one (issue 26).
+   * keys (the first one created beside it); then give every version without a Sigstore bundle one (issue 26). With
+   * several processes, the sequencer's takeover (at start, or later by a follower) also does (backfillBundlesOnTakeover);
+   * the one here then finds nothing, and fails the start if the takeover's failed.
    */
   async start(): Promise<void> {
     await this.sequencer?.start();
@@ -546,6 +549,19 @@ export class Registry {
       }
     } catch (error) {
       if (!isSequencerLoss(error)) onEvent?.({ type: 'error', where: 'lease', error });
+    }
+  }
+
+  /**
+   * A process that takes the lease gives every version without a Sigstore bundle one (issue 26), as start() does for
+   * the process that sequences at start: a follower that takes over later would otherwise leave them until its next
+   * start. Once per takeover; a failure is reported (`takeover`), and the next takeover or start tries again.
+   */
+  private async backfillBundlesOnTakeover(onEvent: ((event: SequencerEvent) => void) | undefined): Promise<void> {
+    try {
+      if (await backfillBundles(this.bundleDeps, this.clock)) await this.log.recordLatestCheckpoint();
+    } catch (error) {
+      if (!isSequencerLoss(error)) onEvent?.({ type: 'error', where: 'takeover', error });
     }
   }
 

@@ -31,13 +31,19 @@ export interface SequencerOptions {
   afterCommit?: () => Promise<void>;
   /** After becoming sequencer (and each renewal): signs a checkpoint over leaves no checkpoint covers yet. */
   onSequencing?: () => Promise<void>;
+  /**
+   * Once per takeover (each epoch at which this process takes the lease, the first at start included), after
+   * onSequencing: work a process that followed until now owes the log (the registry backfills Sigstore bundles). It
+   * reports its own failures; one that escapes is reported as a `takeover` error and never costs the lease.
+   */
+  onTakeover?: () => Promise<void>;
   /** Role changes and failures of the loop, for the server's log. */
   onEvent?: (event: SequencerEvent) => void;
 }
 
 export type SequencerEvent =
   | { type: 'role'; role: SequencerRole; epoch: number; holder: string }
-  | { type: 'error'; where: 'lease' | 'jobs' | 'outcomes'; error: unknown };
+  | { type: 'error'; where: 'lease' | 'takeover' | 'jobs' | 'outcomes'; error: unknown };
 
 /** Queued work answered in one batch. */
 const CLAIM_LIMIT = 256;
@@ -70,6 +76,8 @@ export class Sequencer {
   private jobsWoken = false;
   private lastPurge = 0;
   private stopWatching: (() => void) | undefined;
+  /** The epoch of the last takeover whose onTakeover ran (or runs), so it runs once per takeover. */
+  private takenOverAt: number | undefined;
   /** The role (and epoch) last reported through onEvent, so each change is reported once. */
   private announced: { role: SequencerRole; epoch: number } | undefined;
 
@@ -158,6 +166,10 @@ export class Sequencer {
         this.announce('sequencer', lease.epoch, this.holder);
         await this.options.onSequencing?.();
         this.scheduleJobs(0);
+        if (this.takenOverAt !== lease.epoch) {
+          this.takenOverAt = lease.epoch; // before awaiting: a renewal meanwhile (same epoch) does not run it again
+          await this.runTakeover();
+        }
       } else {
         this.heldUntil = 0;
         this.announce('follower', lease.epoch, lease.holder);
@@ -165,6 +177,15 @@ export class Sequencer {
     } catch (error) {
       this.heldUntil = 0;
       this.options.onEvent?.({ type: 'error', where: 'lease', error });
+    }
+  }
+
+  /** onTakeover, its failure reported (never thrown: this process keeps the lease it holds). */
+  private async runTakeover(): Promise<void> {
+    try {
+      await this.options.onTakeover?.();
+    } catch (error) {
+      this.options.onEvent?.({ type: 'error', where: 'takeover', error });
     }
   }
 
