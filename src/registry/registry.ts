@@ -234,8 +234,8 @@ export class Registry {
   /**
    * Start sequencing (with several processes), load the active signing key, generating the first one, and the bundle
    * keys (the first one created beside it); then give every version without a Sigstore bundle one (issue 26). With
-   * several processes, the sequencer's takeover (at start, or later by a follower) also does (backfillBundlesOnTakeover);
-   * the one here then finds nothing, and fails the start if the takeover's failed.
+   * several processes, the sequencer's takeover (at start, or later by a follower) also does (backfillBundlesOnTakeover,
+   * alongside: the writer lock orders the two, and the later one finds nothing left), and a failure here fails the start.
    */
   async start(): Promise<void> {
     await this.sequencer?.start();

@@ -32,9 +32,10 @@ export interface SequencerOptions {
   /** After becoming sequencer (and each renewal): signs a checkpoint over leaves no checkpoint covers yet. */
   onSequencing?: () => Promise<void>;
   /**
-   * Once per takeover (each epoch at which this process takes the lease, the first at start included), after
-   * onSequencing: work a process that followed until now owes the log (the registry backfills Sigstore bundles). It
-   * reports its own failures; one that escapes is reported as a `takeover` error and never costs the lease.
+   * Once per takeover (each epoch at which this process takes the lease, the first at start included), started after
+   * onSequencing and not awaited by the renewal: work a process that followed until now owes the log (the registry
+   * backfills Sigstore bundles). A failure is reported as a `takeover` error and never costs the lease; close() waits
+   * for it.
    */
   onTakeover?: () => Promise<void>;
   /** Role changes and failures of the loop, for the server's log. */
@@ -76,8 +77,9 @@ export class Sequencer {
   private jobsWoken = false;
   private lastPurge = 0;
   private stopWatching: (() => void) | undefined;
-  /** The epoch of the last takeover whose onTakeover ran (or runs), so it runs once per takeover. */
+  /** The epoch of the last takeover whose onTakeover ran (or runs), so it runs once per takeover, and that run. */
   private takenOverAt: number | undefined;
+  private takeover: Promise<void> | undefined;
   /** The role (and epoch) last reported through onEvent, so each change is reported once. */
   private announced: { role: SequencerRole; epoch: number } | undefined;
 
@@ -145,6 +147,7 @@ export class Sequencer {
     clearTimeout(this.outcomeTimer);
     for (const [id, waiter] of this.waiters) await this.settleAbandoned(id, waiter);
     this.waiters.clear();
+    await this.takeover; // nothing of a takeover outlives the close (it reports its own failures)
     if (wasSequencer) {
       try {
         await this.store.releaseSequencerLease(this.holder);
@@ -167,8 +170,10 @@ export class Sequencer {
         await this.options.onSequencing?.();
         this.scheduleJobs(0);
         if (this.takenOverAt !== lease.epoch) {
-          this.takenOverAt = lease.epoch; // before awaiting: a renewal meanwhile (same epoch) does not run it again
-          await this.runTakeover();
+          // Not awaited: renewals go on meanwhile (the first one's timer is set once start() has it), whatever the
+          // work takes; a renewal at the same epoch does not run it again.
+          this.takenOverAt = lease.epoch;
+          this.takeover = this.runTakeover();
         }
       } else {
         this.heldUntil = 0;
