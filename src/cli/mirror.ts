@@ -8,16 +8,18 @@ import { readWitnessPolicyFile } from './verify.ts';
 
 export const mirrorUsage = `toolseal mirror --registry URL --out DIR [--witness-policy FILE]
   Copies the registry's read API into DIR as static files in the same URL layout (manifest bytes, their
-  attestations, version listings, blobs, attestations by digest, the JWKS, the log key, the checkpoint, tiles
-  and entry bundles, the tiles also as .gz), verifying what it copies: the checkpoint's signature, the log's
-  entries against its root, every tile against the tree, every manifest's bytes against its attested digest.
+  attestations and Sigstore bundles, version listings, blobs, attestations by digest, the JWKS, the log key, the
+  checkpoint, tiles and entry bundles, the tiles also as .gz), verifying what it copies: the checkpoint's
+  signature, the log's entries against its root, every tile against the tree, every manifest's bytes against its
+  attested digest, every Sigstore bundle (then proven against the mirror's checkpoint; kept by later runs).
   Incremental and resumable: DIR/.toolseal-mirror.json remembers the mirrored log size; a run fetches only
   the entries after it, writes each file atomically and the checkpoint last. Serve DIR as docs/deploy.md
   shows (nginx); hosts verify against it exactly as against the registry. TOOLSEAL_REGISTRY may stand for
   --registry. The checkpoint is copied with its witnesses' cosignatures (every run, so cosignatures that came
   later are served too). --witness-policy FILE: a C2SP tlog-policy the checkpoint must meet (else WITNESS_QUORUM,
   nothing written). Prints one JSON object: the sizes, the cosignature lines on the checkpoint ("cosignatures"),
-  with a policy the witnesses verified ("witnesses"), the new entries by kind and how many files were written.`;
+  with a policy the witnesses verified ("witnesses"), the new entries by kind, the bundles written ("bundles")
+  and how many files were written.`;
 
 export async function runMirrorCommand(args: string[]): Promise<ExitCode> {
   const { values, positionals } = parseArgs({

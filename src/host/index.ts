@@ -15,6 +15,8 @@ export {
 } from '../verify/index.ts';
 export type {
   FetchedBundle,
+  FetchedManifestBundle,
+  FetchVerifiedBundleFormatOptions,
   FetchVerifiedBundleOptions,
   VerifiedBundle,
   VerifyBundleInput,

@@ -178,6 +178,28 @@ export const OPERATIONS = {
     },
     problems: ['NOT_FOUND'],
   },
+  bundleByDigest: {
+    method: 'get',
+    path: ROUTES.bundleByDigest,
+    operationId: 'getSigstoreBundleByDigest',
+    summary:
+      'The Sigstore bundle of the version whose bytes have this digest (a manifest declares its own name and version, ' +
+      'so a digest names at most one): the same bytes as …/{version}/bundle',
+    tag: 'registry',
+    caller: 'anyone',
+    pathParams: { digest: { description: 'sha256 of the manifest bytes' } },
+    answers: {
+      200: {
+        description: 'the bundle, with the latest checkpoint and an inclusion proof computed by the registry',
+        content: {
+          [SIGSTORE_BUNDLE_MEDIA_TYPE]: {
+            inline: { type: 'object', required: ['mediaType', 'verificationMaterial', 'dsseEnvelope'] },
+          },
+        },
+      },
+    },
+    problems: ['NOT_FOUND'],
+  },
   trustedRoot: {
     method: 'get',
     path: ROUTES.trustedRoot,

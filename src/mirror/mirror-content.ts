@@ -1,6 +1,7 @@
 // What the mirror copies beside the log, each checked against the verified tree before it is written: a version's
 // exact bytes, its attestation (the logged leaf) and its blob; the version listings; the attestations-by-digest
 // answers, their RFC 9162 inclusion proofs regenerated against the mirror's own checkpoint; the manifest index.
+// (The versions' Sigstore bundles: mirror-bundles.ts.)
 
 import { type Jwks, verifyAttestationSync } from '../attest/index.ts';
 import type { RegistryClient } from '../client/registry-client.ts';
@@ -18,6 +19,7 @@ import {
   ROUTES,
   versionPath,
 } from '../protocol/routes.ts';
+import { type BundleLeaves, noteAttestedStatement } from './mirror-bundles.ts';
 import type { MirrorFolder } from './mirror-folder.ts';
 import { mirrorFileOf } from './mirror-layout.ts';
 
@@ -28,10 +30,17 @@ export interface MirrorContext {
   nodes: MemoryNodeStore;
   jwks: Jwks;
   size: number;
+  /** The verified checkpoint's root hash (of the tree of `size`) and note. */
+  rootHash: Uint8Array;
   note: string;
+  /** The registry's JWKS as served (its P-256 bundle keys verify bundles) and its log key (C2SP verifier string). */
+  bundleKeys: unknown;
+  logKey: string;
   /** Names whose listing, and digests whose bindings, this run must refresh. */
   dirtyNames: Set<string>;
   dirtyDigests: Set<string>;
+  /** The attestations copied and the bundle leaves seen in this run (mirror-bundles.ts pairs them). */
+  bundleLeaves: BundleLeaves;
 }
 
 const encoder = new TextEncoder();
@@ -74,6 +83,7 @@ export async function mirrorAttestationEntry(context: MirrorContext, data: Uint8
   await context.folder.write(file, bytes);
   await context.folder.write(mirrorFileOf(blobPath(verified.digest)), bytes);
   await context.folder.write(mirrorFileOf(attestationPath(name, version)), data);
+  noteAttestedStatement(context.bundleLeaves, data, { name, version });
   context.dirtyNames.add(name);
   context.dirtyDigests.add(verified.digest);
 }

@@ -3,7 +3,7 @@
 
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative, sep } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { equalBytes } from '../core/bytes.ts';
 import { writeFileAtomic } from '../lock/atomic-file.ts';
@@ -91,6 +91,24 @@ export class MirrorFolder {
     this.written.push(file);
     await writeFileAtomic(this.pathOf(`${file}.gz`), gzipSync(bytes, { level: 9 }));
     this.written.push(`${file}.gz`);
+  }
+
+  /** Every mirrored attestation file (`v1/manifests/{ns}/{name}/{version}/attestation`) with its name@version. */
+  async listAttestations(): Promise<{ file: string; key: { name: string; version: string } }[]> {
+    const found: { file: string; key: { name: string; version: string } }[] = [];
+    const manifests = this.pathOf('v1/manifests');
+    if (!existsSync(manifests)) return found;
+    for (const entry of await readdir(manifests, { recursive: true, withFileTypes: true })) {
+      if (!entry.isFile() || entry.name !== 'attestation') continue;
+      const segments = relative(manifests, entry.parentPath).split(sep);
+      if (segments.length !== 3) continue;
+      const [namespace, name, version] = segments as [string, string, string];
+      found.push({
+        file: ['v1/manifests', namespace, name, version, 'attestation'].join('/'),
+        key: { name: `${namespace}/${name}`, version },
+      });
+    }
+    return found;
   }
 
   async removeStaging(): Promise<void> {

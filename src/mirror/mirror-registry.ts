@@ -4,6 +4,8 @@
 // Hosts need no trust in the mirror: it serves the registry's signed bytes and proofs they check themselves. The
 // checkpoint is served as the registry serves it, with its witnesses' cosignatures (C2SP tlog-cosignature, issue 25
 // §2); with a witness policy (C2SP tlog-policy) a checkpoint without the quorum is refused before anything is written.
+// Each version whose Sigstore bundle leaf is new gets its bundle, verified and proven against the mirror's checkpoint
+// (issue 26 §1; mirror-bundles.ts).
 
 import { mkdir } from 'node:fs/promises';
 import { type Jwks, selectUsableKeys } from '../attest/index.ts';
@@ -32,6 +34,7 @@ import {
   mirrorVersionListing,
   noteYankEntry,
 } from './mirror-content.ts';
+import { createBundleLeaves, findBundledVersions, mirrorBundle, noteBundleLeaf } from './mirror-bundles.ts';
 import { MirrorFolder } from './mirror-folder.ts';
 import { MIRROR_STATE_FILE, mirrorFileOf, NOT_FOUND_PAGE } from './mirror-layout.ts';
 import {
@@ -65,8 +68,10 @@ export interface MirrorReport {
   cosignatures: number;
   /** With a witness policy: the policy's witnesses whose cosignatures were verified (enough for its quorum). */
   witnesses?: string[];
-  /** The new log entries this run copied, by kind. */
-  entries: { attestation: number; yank: number; other: number };
+  /** The new log entries this run copied, by kind (`bundle`: Sigstore bundle leaves). */
+  entries: { attestation: number; yank: number; bundle: number; other: number };
+  /** The Sigstore bundles this run verified and wrote (at …/{version}/bundle). */
+  bundles: number;
   /** The served files this run created or changed, relative to the mirror folder. */
   written: string[];
 }
@@ -127,14 +132,22 @@ export async function mirrorRegistry(options: MirrorOptions): Promise<MirrorRepo
     nodes,
     jwks,
     size: checkpoint.size,
+    rootHash: checkpoint.rootHash,
     note,
+    bundleKeys: parseStrict(jwksBytes, { maxBytes: 16 * 1024 * 1024, maxDepth: 16 }).value,
+    logKey,
     dirtyNames: new Set(),
     dirtyDigests: new Set(),
+    bundleLeaves: createBundleLeaves(),
   };
   const entries = await copyNewEntries(context, staged, from);
   await mirrorHashTiles(http, folder, nodes, from, checkpoint.size);
   await forEachLimited([...context.dirtyNames].sort(), CONCURRENCY, (name) => mirrorVersionListing(context, name));
   await forEachLimited([...context.dirtyDigests].sort(), CONCURRENCY, (digest) => mirrorBindings(context, digest));
+  let bundles = 0;
+  await forEachLimited(await findBundledVersions(folder, context.bundleLeaves), CONCURRENCY, async (version) => {
+    if (await mirrorBundle(context, version)) bundles++;
+  });
   if (state === undefined || context.dirtyNames.size > 0) await mirrorManifestIndex(context);
   await folder.write(mirrorFileOf(ROUTES.jwks), jwksBytes);
   await folder.write(mirrorFileOf(ROUTES.logKey), new TextEncoder().encode(`${logKey}\n`));
@@ -158,17 +171,21 @@ export async function mirrorRegistry(options: MirrorOptions): Promise<MirrorRepo
     cosignatures,
     ...(witnesses === undefined ? {} : { witnesses }),
     entries,
+    bundles,
     written: folder.written,
   };
 }
 
-/** Each new entry, in log order: an attestation is copied, a yank refreshes its listing and bindings. */
+/**
+ * Each new entry, in log order: an attestation is copied, a yank refreshes its listing and bindings, a bundle leaf
+ * has its version's bundle copied after (mirror-bundles.ts).
+ */
 async function copyNewEntries(
   context: MirrorContext,
   staged: readonly number[],
   from: number,
 ): Promise<MirrorReport['entries']> {
-  const counts = { attestation: 0, yank: 0, other: 0 };
+  const counts = { attestation: 0, yank: 0, bundle: 0, other: 0 };
   await placeStagedEntries(context.folder, staged, from, context.size, (entries) =>
     forEachLimited(entries, CONCURRENCY, async (data) => {
       const parsed = parseLogEntry(data);
@@ -178,6 +195,9 @@ async function copyNewEntries(
       } else if (parsed.ok && parsed.kind === 'yank') {
         noteYankEntry(context, parsed.entry.subject, parsed.entry.digest);
         counts.yank++;
+      } else if (parsed.ok && parsed.kind === 'bundle') {
+        noteBundleLeaf(context.bundleLeaves, parsed.entry.digest);
+        counts.bundle++;
       } else {
         counts.other++; // key entries change the JWKS, fetched on every run; what an audit checks, not a mirror
       }

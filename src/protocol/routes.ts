@@ -21,6 +21,8 @@ export const ROUTES = {
   trustedRoot: '/v1/sigstore/trusted-root.json',
   yank: '/v1/manifests/:namespace/:name/:version/yank',
   blob: '/v1/blobs/:digest{sha256:[0-9a-f]{64}}',
+  /** The Sigstore bundle of the one version whose bytes have this digest (issue 26 §1: "and by digest"). */
+  bundleByDigest: '/v1/blobs/:digest{sha256:[0-9a-f]{64}}/bundle',
   attestationsByDigest: '/v1/attestations/:digest{sha256:[0-9a-f]{64}}',
   logCheckpoint: '/v1/log/checkpoint',
   logKey: '/v1/log/key',
@@ -44,6 +46,7 @@ export const ROUTE_METHODS: readonly (readonly [RegExp, readonly string[]])[] = 
   [/^\/v1\/manifests\/[^/]+\/[^/]+(\/[^/]+(\/attestation|\/bundle)?)?$/, ['GET', 'HEAD']],
   [/^\/v1\/sigstore\/trusted-root\.json$/, ['GET', 'HEAD']],
   [/^\/v1\/(blobs|attestations)\/sha256:[0-9a-f]{64}$/, ['GET', 'HEAD']],
+  [/^\/v1\/blobs\/sha256:[0-9a-f]{64}\/bundle$/, ['GET', 'HEAD']],
   [/^\/v1\/log\/(checkpoint|key|tile\/.+|proof\/(inclusion|consistency))$/, ['GET', 'HEAD']],
   [/^\/(healthz|\.well-known\/jwks\.json)$/, ['GET', 'HEAD']],
   [/^\/openapi\.json$/, ['GET', 'HEAD']],
@@ -86,6 +89,11 @@ export function yankPath(name: string, version: string): string {
 
 export function blobPath(digest: Sha256Digest | string): string {
   return `/v1/blobs/${digest}`;
+}
+
+/** `/v1/blobs/{digest}/bundle`: the Sigstore bundle of the version whose bytes have `digest`. */
+export function bundleByDigestPath(digest: Sha256Digest | string): string {
+  return `${blobPath(digest)}/bundle`;
 }
 
 export function attestationsByDigestPath(digest: Sha256Digest | string): string {

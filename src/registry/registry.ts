@@ -211,6 +211,7 @@ export class Registry {
           ),
         afterCommit: () => this.log.recordLatestCheckpoint(),
         onSequencing: () => this.signUncoveredLeaves(sequencing.onEvent),
+        onTakeover: () => this.backfillBundlesOnTakeover(sequencing.onEvent),
         ...(sequencing.onEvent === undefined ? {} : { onEvent: sequencing.onEvent }),
       });
       this.log.useSigner({ canSign: () => this.sequencer!.isSequencer(), fence: () => this.sequencer!.fence() });
@@ -232,7 +233,9 @@ export class Registry {
 
   /**
    * Start sequencing (with several processes), load the active signing key, generating the first one, and the bundle
-   * keys (the first one created beside it); then give every version without a Sigstore bundle one (issue 26).
+   * keys (the first one created beside it); then give every version without a Sigstore bundle one (issue 26). With
+   * several processes, the sequencer's takeover (at start, or later by a follower) also does (backfillBundlesOnTakeover,
+   * alongside: the writer lock orders the two, and the later one finds nothing left), and a failure here fails the start.
    */
   async start(): Promise<void> {
     await this.sequencer?.start();
@@ -549,6 +552,19 @@ export class Registry {
     }
   }
 
+  /**
+   * A process that takes the lease gives every version without a Sigstore bundle one (issue 26), as start() does for
+   * the process that sequences at start: a follower that takes over later would otherwise leave them until its next
+   * start. Once per takeover; a failure is reported (`takeover`), and the next takeover or start tries again.
+   */
+  private async backfillBundlesOnTakeover(onEvent: ((event: SequencerEvent) => void) | undefined): Promise<void> {
+    try {
+      if (await backfillBundles(this.bundleDeps, this.clock)) await this.log.recordLatestCheckpoint();
+    } catch (error) {
+      if (!isSequencerLoss(error)) onEvent?.({ type: 'error', where: 'takeover', error });
+    }
+  }
+
   // ── keys ────────────────────────────────────────────────────────────────
 
   /** The attestation keys and, after them, the P-256 bundle keys (with nbf/exp), as one JWK Set. */
@@ -562,6 +578,19 @@ export class Registry {
    */
   async getBundle(name: string, version: string, decorate?: (note: string) => string): Promise<SigstoreBundleJson> {
     return readServedBundle(this.bundleDeps, await this.getVersionRecord(name, version), decorate);
+  }
+
+  /**
+   * The Sigstore bundle of the version whose bytes have `digest` (GET /v1/blobs/{digest}/bundle): the bytes declare
+   * their own name and version, so at most one version has them. NOT_FOUND when none does.
+   */
+  async getBundleByDigest(digest: string, decorate?: (note: string) => string): Promise<SigstoreBundleJson> {
+    const [record, ...others] = await this.store.listVersionsByDigest(digest);
+    if (!record) throw new ToolsealError('NOT_FOUND', `no version has the digest ${digest}`);
+    if (others.length > 0 || record.digest !== digest) {
+      throw new ToolsealError('INTEGRITY_ERROR', `the versions stored for ${digest} are not one version of it`);
+    }
+    return readServedBundle(this.bundleDeps, record, decorate);
   }
 
   /** The Sigstore trusted root of this registry's log and its bundle keys by hint. */

@@ -31,13 +31,20 @@ export interface SequencerOptions {
   afterCommit?: () => Promise<void>;
   /** After becoming sequencer (and each renewal): signs a checkpoint over leaves no checkpoint covers yet. */
   onSequencing?: () => Promise<void>;
+  /**
+   * Once per takeover (each epoch at which this process takes the lease, the first at start included), started after
+   * onSequencing and not awaited by the renewal: work a process that followed until now owes the log (the registry
+   * backfills Sigstore bundles). A failure is reported as a `takeover` error and never costs the lease; close() waits
+   * for it.
+   */
+  onTakeover?: () => Promise<void>;
   /** Role changes and failures of the loop, for the server's log. */
   onEvent?: (event: SequencerEvent) => void;
 }
 
 export type SequencerEvent =
   | { type: 'role'; role: SequencerRole; epoch: number; holder: string }
-  | { type: 'error'; where: 'lease' | 'jobs' | 'outcomes'; error: unknown };
+  | { type: 'error'; where: 'lease' | 'takeover' | 'jobs' | 'outcomes'; error: unknown };
 
 /** Queued work answered in one batch. */
 const CLAIM_LIMIT = 256;
@@ -70,6 +77,9 @@ export class Sequencer {
   private jobsWoken = false;
   private lastPurge = 0;
   private stopWatching: (() => void) | undefined;
+  /** The epoch of the last takeover whose onTakeover ran (or runs), so it runs once per takeover, and that run. */
+  private takenOverAt: number | undefined;
+  private takeover: Promise<void> | undefined;
   /** The role (and epoch) last reported through onEvent, so each change is reported once. */
   private announced: { role: SequencerRole; epoch: number } | undefined;
 
@@ -137,6 +147,7 @@ export class Sequencer {
     clearTimeout(this.outcomeTimer);
     for (const [id, waiter] of this.waiters) await this.settleAbandoned(id, waiter);
     this.waiters.clear();
+    await this.takeover; // nothing of a takeover outlives the close (it reports its own failures)
     if (wasSequencer) {
       try {
         await this.store.releaseSequencerLease(this.holder);
@@ -158,6 +169,12 @@ export class Sequencer {
         this.announce('sequencer', lease.epoch, this.holder);
         await this.options.onSequencing?.();
         this.scheduleJobs(0);
+        if (this.takenOverAt !== lease.epoch) {
+          // Not awaited: renewals go on meanwhile (the first one's timer is set once start() has it), whatever the
+          // work takes; a renewal at the same epoch does not run it again.
+          this.takenOverAt = lease.epoch;
+          this.takeover = this.runTakeover();
+        }
       } else {
         this.heldUntil = 0;
         this.announce('follower', lease.epoch, lease.holder);
@@ -165,6 +182,15 @@ export class Sequencer {
     } catch (error) {
       this.heldUntil = 0;
       this.options.onEvent?.({ type: 'error', where: 'lease', error });
+    }
+  }
+
+  /** onTakeover, its failure reported (never thrown: this process keeps the lease it holds). */
+  private async runTakeover(): Promise<void> {
+    try {
+      await this.options.onTakeover?.();
+    } catch (error) {
+      this.options.onEvent?.({ type: 'error', where: 'takeover', error });
     }
   }
 

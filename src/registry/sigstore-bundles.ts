@@ -149,8 +149,9 @@ export interface ServedBundleDeps {
 /**
  * The bundle of `record`, assembled from its stored parts, the latest signed checkpoint (`decorate` adds witness
  * cosignatures) and an inclusion proof up to it. NOT_FOUND when the version has no bundle yet; INTEGRITY_ERROR (never
- * served) when its leaf is not the logged hashedrekord of this version's statement, signed by a bundle key of the
- * trusted root valid at its integratedTime, or its envelope is not the one logged.
+ * served) when its statement names another subject than the version row, its leaf is not the logged hashedrekord of
+ * this version's statement, signed by a bundle key of the trusted root valid at its integratedTime, or its envelope is
+ * not the one logged.
  */
 export async function readServedBundle(
   deps: ServedBundleDeps,
@@ -167,6 +168,7 @@ export async function readServedBundle(
   const [entry] = await store.readLogEntries(stored.logIndex, stored.logIndex + 1);
   if (entry?.kind !== 'bundle') return refuse('does not point at a bundle leaf');
   const statement = readAttestedStatement(record.attestation);
+  if (!attestsVersion(statement, record)) return refuse("attests another subject than the version's name and digest");
   const check = checkBundleLeaf({
     leaf: entry.data,
     statement,
@@ -196,6 +198,18 @@ export async function readServedBundle(
     proof: proof!.hashes.map((hash) => new Uint8Array(Buffer.from(hash, 'base64'))),
     checkpoint: decorate(checkpoint.note),
   });
+}
+
+/** Does `statement` name exactly `record` (name@version) and its digest (the by-digest route looks versions up by it)? */
+function attestsVersion(statement: Uint8Array, record: VersionRecord): boolean {
+  type Subject = { name?: unknown; digest?: { sha256?: unknown } };
+  let subject: Subject | undefined;
+  try {
+    subject = (JSON.parse(Buffer.from(statement).toString('utf8')) as { subject?: Subject[] }).subject?.[0];
+  } catch {
+    return false;
+  }
+  return subject?.name === `${record.name}@${record.version}` && `sha256:${subject.digest?.sha256}` === record.digest;
 }
 
 /**

@@ -11,6 +11,11 @@ import type { NoteVerifier, WitnessPolicy } from '../log/index.ts';
 import { formatManifestRef, type ManifestRef, parseManifestRef } from '../protocol/manifest-ref.ts';
 import { attestationPath, attestationsByDigestPath, blobPath, versionPath } from '../protocol/routes.ts';
 import { type Binding, findBinding, parseBindings, selectBinding } from './bindings.ts';
+import {
+  type FetchedManifestBundle,
+  type FetchVerifiedBundleFormatOptions,
+  fetchVerifiedAsBundle,
+} from './fetch-bundle.ts';
 import { checkServedPin } from './pin.ts';
 import {
   type VerifiedManifest,
@@ -20,6 +25,8 @@ import {
 } from './verify-fetched.ts';
 
 export interface FetchVerifiedOptions {
+  /** 'jws' (the default): the attestation and its proof; 'bundle' takes FetchVerifiedBundleFormatOptions instead. */
+  format?: 'jws';
   /** Pinned attestation keys (a JWKS). Without it (or pinnedKeys) the registry's JWKS is fetched (TOFU). */
   jwks?: Jwks;
   /** Same as jwks, as a list of keys or a JWKS. */
@@ -85,12 +92,34 @@ interface FetchedEvidence {
  *    GET /v1/attestations/{sha256 of the bytes, recomputed}, binding for that name@version.
  *  - sha256:<hex>: GET /v1/blobs/{digest} and GET /v1/attestations/{digest}: the single binding, or the one
  *    options.name selects. The attestation bytes are the JCS form of the served JWS (they are logged in JCS).
+ * With `format: 'bundle'` (issue 26 §3) the Sigstore bundle is verified instead (fetchVerifiedBundle, by name@version
+ * or digest): the result is a FetchedManifestBundle (`format: 'bundle'`, the bundle bytes, its kid, integratedTime,
+ * logIndex and checkpoint) and options only the JWS path takes are BAD_REQUEST.
  */
+export function fetchVerified(
+  registryUrl: string,
+  ref: string,
+  options: FetchVerifiedBundleFormatOptions,
+): Promise<FetchedManifestBundle>;
+export function fetchVerified(
+  registryUrl: string,
+  ref: string,
+  options?: FetchVerifiedOptions,
+): Promise<FetchedManifest>;
+export function fetchVerified(
+  registryUrl: string,
+  ref: string,
+  options?: FetchVerifiedOptions | FetchVerifiedBundleFormatOptions,
+): Promise<FetchedManifest | FetchedManifestBundle>;
 export async function fetchVerified(
   registryUrl: string,
   ref: string,
-  options: FetchVerifiedOptions = {},
-): Promise<FetchedManifest> {
+  options: FetchVerifiedOptions | FetchVerifiedBundleFormatOptions = {},
+): Promise<FetchedManifest | FetchedManifestBundle> {
+  if (options.format === 'bundle') return fetchVerifiedAsBundle(registryUrl, ref, options);
+  if (options.format !== undefined && options.format !== 'jws') {
+    throw new ToolsealError('BAD_REQUEST', `format ${JSON.stringify(options.format)} is neither 'jws' nor 'bundle'`);
+  }
   return fetchVerifiedWith(registryUrl, ref, options, DEFAULT_ENGINE);
 }
 

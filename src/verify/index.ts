@@ -8,8 +8,9 @@
 // the bundle stage (bundle-attestation.ts: DSSE signature by a pinned P-256 bundle key, keyid = hint, the statement
 // checked as for a JWS, the hashedrekord leaf rebuilt from the envelope and the key), subject, log evidence (the
 // rebuilt leaf proven up to a checkpoint of the pinned log, the entry's log id and signed entry timestamp checked).
-// fetchVerifiedBundle (fetch-bundle.ts) fetches the bytes and GET …/{version}/bundle through the registry client
-// (TOFU keys unless pinned) and runs verifyBundle; the registry routes are wired with the store (docs/sigstore.md).
+// fetchVerifiedBundle (fetch-bundle.ts) fetches the bytes and GET …/{version}/bundle (or, by digest,
+// /v1/blobs/{digest}/bundle) through the registry client (TOFU keys unless pinned) and runs verifyBundle;
+// fetchVerified(…, { format: 'bundle' }) is the same, with fetchVerified's options (docs/sigstore.md).
 //
 // Many manifests: createVerifier (verifier.ts) runs the same stages but keeps what it proved: a checkpoint note
 // verified once (checkpoint-cache.ts, by its exact text), the tree nodes its inclusion proofs established
@@ -81,4 +82,10 @@ export type { ConsistencyEvidence, ConsistencyRange } from './checkpoint-cache.t
 export { createVerifier, type Verifier, type VerifierInput, type VerifierOptions } from './verifier.ts';
 export { parseWitnessPolicy, type WitnessPolicy } from '../log/index.ts';
 export { verifyBundle, type VerifiedBundle, type VerifyBundleInput } from './verify-bundle.ts';
-export { fetchVerifiedBundle, type FetchedBundle, type FetchVerifiedBundleOptions } from './fetch-bundle.ts';
+export {
+  fetchVerifiedBundle,
+  type FetchedBundle,
+  type FetchedManifestBundle,
+  type FetchVerifiedBundleFormatOptions,
+  type FetchVerifiedBundleOptions,
+} from './fetch-bundle.ts';

@@ -19,6 +19,7 @@ import {
   approvalPath,
   attestationPath,
   blobPath,
+  bundleByDigestPath,
   bundlePath,
   attestationsByDigestPath,
   consistencyProofPath,
@@ -277,6 +278,8 @@ describe("a registry's answers match the document", () => {
     // The Sigstore bundle and the trusted root (issue 26).
     await call('GET', bundlePath(widgets, '1.0.0'), { status: 200 });
     await call('GET', bundlePath(widgets, '9.9.9'), { status: 404 });
+    await call('GET', bundleByDigestPath(digest), { status: 200 });
+    await call('GET', bundleByDigestPath(`sha256:${'0'.repeat(64)}`), { status: 404 });
     await call('GET', '/v1/sigstore/trusted-root.json', { status: 200 });
   });
 

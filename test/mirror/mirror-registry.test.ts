@@ -18,12 +18,14 @@ import {
   attestationPath,
   attestationsByDigestPath,
   blobPath,
+  bundleByDigestPath,
+  bundlePath,
   manifestPath,
   versionPath,
 } from '../../src/protocol/routes.ts';
 import type { PublisherRecord, Registry } from '../../src/registry/index.ts';
 import { type RunningRegistryServer, startRegistryServer } from '../../src/server/index.ts';
-import { fetchVerified } from '../../src/verify/index.ts';
+import { fetchVerified, verifyBundle } from '../../src/verify/index.ts';
 import { cleanEnv, jsonLine, makeFolder, removeFolders, toolseal } from '../cli/cli-helpers.ts';
 import { fixtureCommand, jsonLines, toolsealBin } from '../fixtures/guard-env.ts';
 import { FIXTURE_MANIFEST_NAME, FIXTURE_NAMESPACE, fixtureTools } from '../fixtures/mcp-tools.ts';
@@ -69,7 +71,12 @@ beforeAll(async () => {
   expect(run.code, run.stderr).toBe(0);
   const printed = jsonLine(run.stdout);
   sizeAfterFirstRun = (await registry.latestCheckpoint())?.size ?? 0;
-  expect(printed).toMatchObject({ previousSize: 0, size: sizeAfterFirstRun, entries: { attestation: 5, yank: 1 } });
+  expect(printed).toMatchObject({
+    previousSize: 0,
+    size: sizeAfterFirstRun,
+    entries: { attestation: 5, yank: 1, bundle: 5, other: 2 }, // other: the two key leaves
+    bundles: 5,
+  });
   mirror = await startStaticServer(out);
 }, 120_000);
 
@@ -153,6 +160,38 @@ describe('a static mirror of the read API', () => {
     expect((await get(mirror.url, '/.toolseal-mirror.json')).status).toBe(404);
   }, 120_000);
 
+  it("serves each version's Sigstore bundle, proven against the mirror's checkpoint; fetchVerified checks it", async () => {
+    const checkpoint = (await get(mirror.url, '/v1/log/checkpoint')).bytes.toString('utf8');
+    const jwks = await registry.jwks();
+    for (const version of ['1.0.0', '1.1.0', ODD_VERSION, '1.2.0']) {
+      const path = bundlePath(NAME, version);
+      const [direct, mirrored] = [await get(server.url, path), await get(mirror.url, path)];
+      expect(mirrored.status, path).toBe(200);
+      expect(mirrored.type).toBe('application/vnd.dev.sigstore.bundle.v0.3+json');
+      const [ours, theirs] = [mirrored, direct].map((answer) => JSON.parse(answer.bytes.toString('utf8')));
+      // The registry's bundle, but for its inclusion proof: against the mirror's own checkpoint of that run.
+      const { inclusionProof, ...entry } = ours.verificationMaterial.tlogEntries[0];
+      const { inclusionProof: _theirs, ...theirEntry } = theirs.verificationMaterial.tlogEntries[0];
+      expect(entry).toEqual(theirEntry);
+      expect(ours.dsseEnvelope).toEqual(theirs.dsseEnvelope);
+      expect(inclusionProof.checkpoint.envelope).toBe(checkpoint);
+      expect(inclusionProof.treeSize).toBe(String(sizeAfterFirstRun));
+      const bytes = (await get(mirror.url, versionPath(NAME, version))).bytes;
+      const verified = verifyBundle({
+        bytes,
+        bundle: mirrored.bytes,
+        bundleKeys: jwks,
+        logKey: registry.log.verifierString,
+        expected: { name: NAME, version },
+      });
+      expect(verified.checkpoint.size).toBe(sizeAfterFirstRun);
+    }
+    const fetched = await fetchVerified(mirror.url, `${NAME}@1.2.0`, { format: 'bundle' });
+    expect(fetched).toMatchObject({ format: 'bundle', name: NAME, version: '1.2.0', registry: mirror.url });
+    // The by-digest route is not in the layout (a blob is a file, not a folder): the mirror's 404.
+    expect((await get(mirror.url, bundleByDigestPath(fetched.digest))).status).toBe(404);
+  }, 120_000);
+
   it('serves tiles and entry bundles gzip-compressed from .gz siblings when the client accepts it', async () => {
     const path = `/v1/log/${formatEntryBundlePath(0, sizeAfterFirstRun)}`;
     const plain = await readFile(join(out, path));
@@ -230,12 +269,18 @@ describe('resuming, interrupting and tampering', () => {
     secondRun = await mirrorRegistry({ registry: server.url, out, fetch: counting });
     expect(secondRun).toMatchObject({
       previousSize: sizeAfterFirstRun,
-      entries: { attestation: 1, yank: 1, other: 1 }, // other: the publish's bundle leaf
+      entries: { attestation: 1, yank: 1, bundle: 1, other: 0 },
+      bundles: 1,
     });
-    // Only the new version's bytes were fetched; no version mirrored before was fetched or written again.
-    expect(fetched.filter((path) => path.startsWith(`${manifestPath(NAME)}/`))).toEqual([versionPath(NAME, '1.3.0')]);
+    // Only the new version's bytes and bundle were fetched; no version mirrored before was fetched or written again
+    // (their bundles are kept).
+    expect(fetched.filter((path) => path.startsWith(`${manifestPath(NAME)}/`))).toEqual([
+      versionPath(NAME, '1.3.0'),
+      bundlePath(NAME, '1.3.0'),
+    ]);
     const written = secondRun.written;
     expect(written).toContain('v1/manifests/io.github.acme/widgets/1.3.0/index.json');
+    expect(written).toContain('v1/manifests/io.github.acme/widgets/1.3.0/bundle');
     expect(written).toContain('v1/manifests/io.github.acme/widgets/index.json');
     expect(written).toContain('v1/log/checkpoint');
     expect(written.filter((file) => /widgets\/1\.[012]\.0\/|\+build/.test(file))).toEqual([]);

@@ -35,6 +35,9 @@ function locate(path: string): Location | 'deny' {
   if (/^\/v1\/manifests\/[^/]+\/[^/]+\/[^/]+\/attestation$/.test(path)) {
     return { contentType: 'application/jose+json', cacheControl: IMMUTABLE };
   }
+  if (/^\/v1\/manifests\/[^/]+\/[^/]+\/[^/]+\/bundle$/.test(path)) {
+    return { contentType: 'application/vnd.dev.sigstore.bundle.v0.3+json', cacheControl: 'no-cache' };
+  }
   return { contentType: 'application/json', tryIndex: true };
 }
 

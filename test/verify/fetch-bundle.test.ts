@@ -1,5 +1,5 @@
 // fetchVerifiedBundle (src/verify/fetch-bundle.ts) on what it is given, with no registry: the pieces it needs, the
-// pinned digest (PIN_MISMATCH first, as in verifyBundle), and the subject it must be asked for.
+// pinned digest (PIN_MISMATCH first, as in verifyBundle), the subject it must be asked for, and a digest reference.
 
 import { describe, expect, it } from 'vitest';
 import { computeDigest } from '../../src/core/digest.ts';
@@ -30,11 +30,22 @@ describe('fetchVerifiedBundle without a registry', () => {
     });
   });
 
-  it('refuses a digest reference, another pinned digest, and another version', async () => {
-    await expect(fetchVerifiedBundle(undefined, computeDigest(manifestBytes), given)).rejects.toMatchObject({
-      code: 'BAD_REQUEST',
-      message: 'a bundle is fetched by name@version',
+  it('by digest: verifies bytes of that digest, the subject being what they declare; other bytes are DIGEST_MISMATCH', async () => {
+    const digest = computeDigest(manifestBytes);
+    const result = await fetchVerifiedBundle(undefined, digest, given);
+    expect(result).toMatchObject({ name: NAME, version: VERSION, digest, registry: undefined });
+    const other = computeDigest(new Uint8Array([1]));
+    await expect(fetchVerifiedBundle(undefined, other, given)).rejects.toMatchObject({
+      code: 'DIGEST_MISMATCH',
+      message: `the registry served bytes with digest ${digest} for ${other}`,
     });
+    // A pin is checked first, as verifyBundle does.
+    await expect(fetchVerifiedBundle(undefined, other, { ...given, expectedDigest: other })).rejects.toMatchObject({
+      code: 'PIN_MISMATCH',
+    });
+  });
+
+  it('refuses another pinned digest and another version', async () => {
     const pinned = computeDigest(new Uint8Array([1]));
     await expect(
       fetchVerifiedBundle(undefined, `${NAME}@${VERSION}`, { ...given, expectedDigest: pinned }),
