@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -68,6 +69,48 @@ function printNativeCallers(nodes: readonly ProfileNode[], share: (hits: number)
   }
 }
 
+/** Runs of busy samples longer than 5 ms (what a request arriving then waits behind), by the frames they hold most. */
+function printLongTasks(profile: { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] }): void {
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const parentOf = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id);
+  const idle = new Set(profile.nodes.filter((n) => n.callFrame.functionName === '(idle)').map((n) => n.id));
+  const frames = new Map<string, number>();
+  let run: number[] = [];
+  let runMicros = 0;
+  let longRuns = 0;
+  const flush = () => {
+    if (runMicros > 5_000) {
+      longRuns++;
+      const seen = new Set<string>();
+      for (const id of run) {
+        for (let up: number | undefined = id; up !== undefined; up = parentOf.get(up)) {
+          const f = byId.get(up)!.callFrame;
+          if (f.url === '' || f.url.startsWith('node:')) continue;
+          const key = `${f.functionName || '(anonymous)'} ${placeOf(f.url, '')}:${f.lineNumber + 1}`;
+          if (!seen.has(key)) {
+            seen.add(key);
+            frames.set(key, (frames.get(key) ?? 0) + 1);
+          }
+        }
+      }
+    }
+    run = [];
+    runMicros = 0;
+  };
+  profile.samples.forEach((id, i) => {
+    if (idle.has(id)) flush();
+    else {
+      run.push(id);
+      runMicros += profile.timeDeltas[i] ?? 0;
+    }
+  });
+  flush();
+  console.log(`  busy runs over 5 ms: ${longRuns}; the frames in most of them:`);
+  for (const [frame, count] of [...frames].sort((a, b) => b[1] - a[1]).slice(0, 25))
+    console.log(`    ${count}  ${frame}`);
+}
+
 async function openDatabase(kind: string): Promise<{ url?: string; drop(): Promise<void> }> {
   if (kind === 'sqlite') return { drop: async () => {} };
   const name = `toolseal_profile_${randomBytes(6).toString('hex')}`;
@@ -125,7 +168,10 @@ async function main(): Promise<void> {
     await session.post('Profiler.setSamplingInterval', { interval: 200 });
     await session.post('Profiler.start');
     const started = process.cpuUsage();
+    const delay = monitorEventLoopDelay({ resolution: 1 });
+    delay.enable();
     const result = await load.run(job('9.0.', seconds));
+    delay.disable();
     const cpu = process.cpuUsage(started);
     const { profile } = await session.post('Profiler.stop');
     await server.registry.drain();
@@ -156,6 +202,12 @@ async function main(): Promise<void> {
       `  this process's CPU per publish (main thread and pipeline workers): ${perPublish(cpu.user + cpu.system)} µs;` +
         ` main-thread samples: ${total}`,
     );
+    // How long a request that arrives waits for the event loop (what reads under load wait for, issue 24 §4).
+    const ms = (nanos: number) => (nanos / 1e6).toFixed(1);
+    console.log(
+      `  event-loop delay (under the profiler): p50 ${ms(delay.percentile(50))} ms, p99 ${ms(delay.percentile(99))} ms,` +
+        ` max ${ms(delay.max)} ms`,
+    );
     console.log('  main thread, self time by place:');
     for (const [place, hits] of [...byPlace].sort((a, b) => b[1] - a[1]).slice(0, 20))
       console.log(`    ${share(hits)}  ${place}`);
@@ -163,6 +215,7 @@ async function main(): Promise<void> {
     for (const [where, hits] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, 25))
       console.log(`    ${share(hits)}  ${where}`);
     printNativeCallers(nodes, share);
+    if (process.env['LONG_TASKS']) printLongTasks(profile as never);
   } finally {
     session.disconnect();
     load.close();

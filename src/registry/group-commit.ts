@@ -74,6 +74,19 @@ export interface QueuedPublish {
  */
 /** The most publishes one transaction commits (the rest wait for the next one). */
 export const MAX_BATCH = 256;
+/** Callers answered per turn of the event loop once their batch committed (each answer builds and writes a body). */
+const ANSWERS_PER_TURN = 4;
+
+/**
+ * Settle a committed batch's callers a few per turn of the event loop: settled at once, a batch of 60 builds and
+ * writes 60 answers in one task, and every read that arrived meanwhile waits for all of them (issue 24 §4).
+ */
+async function settleInSlices(settlements: readonly (() => void)[]): Promise<void> {
+  for (let start = 0; start < settlements.length; start += ANSWERS_PER_TURN) {
+    if (start > 0) await new Promise((resolve) => setImmediate(resolve));
+    for (const settle of settlements.slice(start, start + ANSWERS_PER_TURN)) settle();
+  }
+}
 
 export class GroupCommitter implements PublishCommitter {
   private queued: QueuedPublish[] = [];
@@ -214,7 +227,7 @@ export class GroupCommitter implements PublishCommitter {
       for (const item of batch) item.reject(error);
       return true;
     }
-    for (const settle of settlements) settle();
+    await settleInSlices(settlements);
     return true;
   }
 

@@ -36,6 +36,31 @@ describe('GroupCommitter (the registry on one thread)', () => {
     await env.close();
   });
 
+  it('a committed batch is answered a few callers per turn of the event loop, so other work runs between its answers', async () => {
+    const env = await createTestEnv();
+    const events: string[] = [];
+    let marked = false;
+    const outcomes = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        env.registry.publish(manifestBytes({ version: `2.0.${i}` }), env.publisher).then((outcome) => {
+          events.push(`answer ${i}`);
+          // Work that arrives once the first answer is out (a read, say): it must not wait for all twelve.
+          if (!marked) {
+            marked = true;
+            setImmediate(() => events.push('other work'));
+          }
+          return outcome;
+        }),
+      ),
+    );
+    expect(new Set(outcomes.map((o) => o.inclusion.size)).size).toBe(1);
+    expect(events.filter((e) => e.startsWith('answer'))).toHaveLength(12);
+    const other = events.indexOf('other work');
+    expect(other).toBeGreaterThan(0);
+    expect(other).toBeLessThan(events.length - 1);
+    await env.close();
+  });
+
   it('one batch mixing new, idempotent and conflicting publishes answers each on its own; the conflict changes nothing', async () => {
     const env = await createTestEnv();
     const first = await env.registry.publish(manifestBytes({ version: '1.0.0' }), env.publisher);
