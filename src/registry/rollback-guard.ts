@@ -2,6 +2,7 @@
 // checkpoint is kept outside the database (src/keys/checkpoint-file.ts) and the database's tree is compared with it
 // on start and in fsck (RFC 9162 §2.1.1: the root at that size must be the same). Nothing here repairs anything.
 
+import { isMainThread } from 'node:worker_threads';
 import { ToolsealError } from '../core/errors.ts';
 import {
   readCheckpointFile,
@@ -88,30 +89,46 @@ export async function assertNoLogRollback(store: Store, keysDir: string, verifie
 
 /**
  * Keeps the checkpoint file at the latest checkpoint this process signed: `record` writes it durably (call it after
- * the commit, before the answer). Only ever moves the file forward.
+ * the commit, before the answer). Only ever moves the file forward. On a thread that serves requests (the main
+ * thread) with asynchronous file calls, so reads keep moving while it writes (issue 24 §4); on the publish writer
+ * thread, which serves nothing, with synchronous ones: a third of the wall time (no hops through libuv's thread pool,
+ * which the batch's signatures share), and the writer answers its batch sooner.
  */
 export class CheckpointFileRecorder implements CheckpointRecorder {
   private writtenSize = -1;
 
-  constructor(private readonly keysDir: string) {}
+  constructor(
+    private readonly keysDir: string,
+    private readonly blocking: boolean = !isMainThread,
+  ) {}
 
   async record(checkpoint: CheckpointRecord): Promise<void> {
     if (checkpoint.size <= this.writtenSize) return;
     // Another thread or process (the writer thread, `keys rotate`) may write a larger one: read, compare and write
-    // under the folder's checkpoint lock, so the smaller one never lands after it. Off the event loop (issue 24 §4).
-    const written = await withCheckpointFileLockAsync(this.keysDir, async () => {
-      const current = await readCheckpointFileAsync(this.keysDir);
-      if (current !== undefined) {
-        try {
-          const onFile = parseCheckpoint(bodyOf(current)).size;
+    // under the folder's checkpoint lock, so the smaller one never lands after it.
+    const written = this.blocking
+      ? withCheckpointFileLock(this.keysDir, () => {
+          const onFile = sizeOnFile(readCheckpointFile(this.keysDir));
           if (onFile >= checkpoint.size) return onFile;
-        } catch {
-          // an unreadable file is replaced by the checkpoint just signed
-        }
-      }
-      await writeCheckpointFileAsync(this.keysDir, checkpoint.note);
-      return checkpoint.size;
-    });
+          writeCheckpointFile(this.keysDir, checkpoint.note);
+          return checkpoint.size;
+        })
+      : await withCheckpointFileLockAsync(this.keysDir, async () => {
+          const onFile = sizeOnFile(await readCheckpointFileAsync(this.keysDir));
+          if (onFile >= checkpoint.size) return onFile;
+          await writeCheckpointFileAsync(this.keysDir, checkpoint.note);
+          return checkpoint.size;
+        });
     this.writtenSize = Math.max(this.writtenSize, written);
+  }
+}
+
+/** The size of the checkpoint `note` on file; -1 for none, or an unreadable one (replaced by the one just signed). */
+function sizeOnFile(note: string | undefined): number {
+  if (note === undefined) return -1;
+  try {
+    return parseCheckpoint(bodyOf(note)).size;
+  } catch {
+    return -1;
   }
 }
