@@ -45,6 +45,17 @@ const integerQuery = (description: string): ParameterSpec => ({
   required: true,
   schema: { type: 'string', pattern: '^(0|[1-9][0-9]{0,15})$' },
 });
+/** A Sigstore bundle answer (both bundle routes answer the same bytes). */
+const BUNDLE_ANSWERS: Readonly<Record<number, AnswerSpec>> = {
+  200: {
+    description: 'the bundle, with the latest checkpoint and an inclusion proof computed by the registry',
+    content: {
+      [SIGSTORE_BUNDLE_MEDIA_TYPE]: {
+        inline: { type: 'object', required: ['mediaType', 'verificationMaterial', 'dsseEnvelope'] },
+      },
+    },
+  },
+};
 
 /** The routes (each module mounts its own, in its order). Keys name them in mountOperation calls. */
 export const OPERATIONS = {
@@ -166,16 +177,7 @@ export const OPERATIONS = {
     tag: 'registry',
     caller: 'anyone',
     pathParams: { namespace: namespaceParam, name: nameParam, version: versionParam },
-    answers: {
-      200: {
-        description: 'the bundle, with the latest checkpoint and an inclusion proof computed by the registry',
-        content: {
-          [SIGSTORE_BUNDLE_MEDIA_TYPE]: {
-            inline: { type: 'object', required: ['mediaType', 'verificationMaterial', 'dsseEnvelope'] },
-          },
-        },
-      },
-    },
+    answers: BUNDLE_ANSWERS,
     problems: ['NOT_FOUND'],
   },
   bundleByDigest: {
@@ -188,16 +190,7 @@ export const OPERATIONS = {
     tag: 'registry',
     caller: 'anyone',
     pathParams: { digest: { description: 'sha256 of the manifest bytes' } },
-    answers: {
-      200: {
-        description: 'the bundle, with the latest checkpoint and an inclusion proof computed by the registry',
-        content: {
-          [SIGSTORE_BUNDLE_MEDIA_TYPE]: {
-            inline: { type: 'object', required: ['mediaType', 'verificationMaterial', 'dsseEnvelope'] },
-          },
-        },
-      },
-    },
+    answers: BUNDLE_ANSWERS,
     problems: ['NOT_FOUND'],
   },
   trustedRoot: {
