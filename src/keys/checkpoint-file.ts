@@ -16,11 +16,12 @@ import {
   statSync,
   writeSync,
 } from 'node:fs';
-import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, open, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { threadId } from 'node:worker_threads';
 import { ToolsealError } from '../core/errors.ts';
+import { writeFileAtomic } from '../lock/atomic-file.ts';
 
 /** The checkpoint file's name in the keys folder. */
 export const CHECKPOINT_FILE = 'log-checkpoint';
@@ -57,40 +58,15 @@ export async function readCheckpointFileAsync(keysDir: string): Promise<string |
 
 /**
  * writeCheckpointFile off the event loop (issue 24 §4: a publish batch's two fsyncs no longer stall the reads of the
- * process): the same steps, durable once the promise resolves.
+ * process): the same temporary file, fsync, rename and folder fsync (writeFileAtomic), durable once it resolves.
  */
 export async function writeCheckpointFileAsync(keysDir: string, note: string): Promise<void> {
-  await mkdir(keysDir, { recursive: true, mode: 0o700 });
-  const file = checkpointFileOf(keysDir);
-  const temporary = temporaryFileOf(keysDir, CHECKPOINT_FILE);
   try {
-    const handle = await open(temporary, 'wx', 0o600);
-    try {
-      await handle.writeFile(note);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(temporary, file);
+    await mkdir(keysDir, { recursive: true, mode: 0o700 });
+    await writeFileAtomic(checkpointFileOf(keysDir), note, 0o600);
   } catch (cause) {
-    await rm(temporary, { force: true });
     throw new ToolsealError('INTERNAL', 'the log checkpoint file in the keys folder cannot be written', { cause });
   }
-  try {
-    const dir = await open(keysDir, 'r');
-    try {
-      await dir.sync();
-    } finally {
-      await dir.close();
-    }
-  } catch {
-    // Some platforms cannot fsync a directory; the rename is still atomic there.
-  }
-}
-
-/** A temporary file's name beside `name`, unique to this process, thread and call. */
-function temporaryFileOf(keysDir: string, name: string): string {
-  return join(keysDir, `.${name}.${process.pid}.${threadId}.${randomBytes(6).toString('hex')}.tmp`);
 }
 
 /**
@@ -100,7 +76,7 @@ function temporaryFileOf(keysDir: string, name: string): string {
 export function writeKeysFolderFile(keysDir: string, name: string, data: string, what: string): void {
   mkdirSync(keysDir, { recursive: true, mode: 0o700 });
   const file = join(keysDir, name);
-  const temporary = temporaryFileOf(keysDir, name);
+  const temporary = join(keysDir, `.${name}.${process.pid}.${threadId}.${randomBytes(6).toString('hex')}.tmp`);
   try {
     const fd = openSync(temporary, 'wx', 0o600);
     try {
